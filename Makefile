@@ -1,0 +1,38 @@
+# Tokenway: `make run` starts everything with demo data, `make test` runs the suite.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock | sha256sum | cut -c1-16)
+export PYTHONPATH := $(CURDIR):$(CURDIR)/platform
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: run test lint typecheck bench install lock clean-data
+
+$(STAMP): requirements/dev.lock
+	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check --require-hashes -r requirements/dev.lock
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	@$(PY) -m tokenway.devstack run -- $(PY) -m tokenway.runall
+
+test: install
+	@$(PY) -m tokenway.devstack test -- $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+typecheck: install
+	@$(VENV)/bin/mypy .
+
+bench: install
+	@$(PY) -m tokenway.devstack test -- $(PY) -m bench.run_all
+
+lock:
+	@$(VENV)/bin/uv pip compile -q --generate-hashes --python-version 3.11 requirements/base.in -o requirements/base.lock
+	@$(VENV)/bin/uv pip compile -q --generate-hashes --python-version 3.11 requirements/dev.in -o requirements/dev.lock
+
+clean-data:
+	rm -rf .data

@@ -1,0 +1,80 @@
+"""Names of the Redis keys, streams and channels shared between processes.
+
+Keys that belong to one tenant carry the tenant id in a hash tag ``{t<id>}`` so a
+Redis Cluster keeps them in one slot (admission scripts touch several at once).
+"""
+
+from __future__ import annotations
+
+PREFIX = "tw:"
+
+
+# --- API keys (written by the platform, read by the gateway) -------------------
+# JSON KeyRecord (contracts.keyrecord) under the HMAC of the key.
+def key_record(key_hash: str) -> str:
+    return f"{PREFIX}key:{key_hash}"
+
+
+# Bumped on every key change (issue, revoke, rotate, limit edits, tenant settings);
+# gateways poll it as a safety net beside the pub/sub channel.
+KEYS_VERSION = f"{PREFIX}keys:version"
+# Pub/sub: message is the key hash whose record changed ("*" = drop every cached key).
+KEYS_CHANNEL = f"{PREFIX}keys:changed"
+
+# --- Catalog and statistics snapshots (contracts.snapshot) --------------------
+CATALOG_SNAPSHOT = f"{PREFIX}snapshot:catalog"  # JSON CatalogSnapshot
+CATALOG_VERSION = f"{PREFIX}snapshot:catalog:version"
+STATS_SNAPSHOT = f"{PREFIX}snapshot:stats"  # JSON StatsSnapshot
+STATS_VERSION = f"{PREFIX}snapshot:stats:version"
+SNAPSHOT_CHANNEL = f"{PREFIX}snapshot:changed"  # message: "catalog" or "stats"
+
+# --- Usage hand-off (gateway -> metering) -------------------------------------
+USAGE_STREAM = f"{PREFIX}usage"  # XADD fields: {"e": <UsageEvent JSON>}
+USAGE_GROUP = "metering"
+
+
+def generation(request_id: str) -> str:
+    """Short-lived copy of the usage event so /api/v1/generation answers before ingestion."""
+    return f"{PREFIX}gen:{request_id}"
+
+
+# --- Admission and balance (per tenant, hash-tagged) ---------------------------
+def tenant_tag(tenant_id: int) -> str:
+    return f"{{t{tenant_id}}}"
+
+
+def tenant_available(tenant_id: int) -> str:
+    """Integer micro-units the tenant may still hold: prepaid balance (+ credit limit) - open holds."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:avail"
+
+
+def tenant_holds(tenant_id: int) -> str:
+    """Hash hold_id -> held micro-units, for the reaper and reconciliation."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:holds"
+
+
+def key_month_spend(tenant_id: int, key_id: int, yyyymm: str) -> str:
+    return f"{PREFIX}{tenant_tag(tenant_id)}:kspend:{key_id}:{yyyymm}"
+
+
+def rate_window(tenant_id: int, scope: str, minute: int) -> str:
+    """Requests/tokens counted in one minute window; scope is 'tenant' or 'key:<id>'."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:rl:{scope}:{minute}"
+
+
+def concurrency(tenant_id: int, scope: str) -> str:
+    """Sorted set lease_id -> expiry (epoch seconds); scope is 'tenant' or 'key:<id>'."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:conc:{scope}"
+
+
+# Sorted set "<tenant_id>:<hold_id>" -> expiry, scanned by the hold reaper.
+HOLD_EXPIRIES = f"{PREFIX}holds:expiry"
+
+
+# --- Live updates --------------------------------------------------------------
+def tenant_group(tenant_id: int) -> str:
+    """Channels group name for a tenant's console (balance, usage)."""
+    return f"tenant-{tenant_id}"
+
+
+LEADERBOARD_GROUP = "leaderboard"

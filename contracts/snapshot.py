@@ -1,0 +1,107 @@
+"""Routing snapshots in Redis: the catalog (platform) and the statistics (evaluation).
+
+Both are versioned JSON documents swapped atomically (``SET`` of the document and
+``INCR`` of its version in one MULTI); the gateway keeps the latest in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from contracts.usage import Prices
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class OfferingSnapshot:
+    offering_id: int
+    model: str  # public model slug the caller names
+    provider: str  # provider slug
+    upstream_model: str  # the name the provider expects
+    dialect: str  # "openai" | "anthropic"
+    base_url: str  # e.g. http://127.0.0.1:8100/deepseek/v1
+    usage_dialect: str  # "openai" | "deepseek" | "moonshot" | "zhipu" | "qwen" | "anthropic"
+    cached_tokens_in_input: bool  # True: provider's input count includes cache reads (OpenAI style)
+    prices: Prices
+    context_window: int
+    max_output: int
+    parameters: tuple[str, ...] = ()  # "tools", "json_mode", "reasoning", "vision", ...
+    rpm: int | None = None
+    tpm: int | None = None
+    status: str = "active"  # "active" | "degraded" | "disabled"
+    keeps_billing_block: bool = False  # first-party Anthropic keeps the Claude Code billing block
+    cache_policy: str = "normalized"  # "normalized" | "raw_prefix" | "none"
+    cache_ttl_s: int = 300
+    quality: float = 0.5  # 0..1, model-level quality prior for the quality mode
+    api_key_env: str = ""  # env var holding the platform's key for this provider
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogSnapshot:
+    version: int
+    generated_at: float
+    offerings: tuple[OfferingSnapshot, ...]
+    schema: int = SNAPSHOT_VERSION
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> CatalogSnapshot:
+        data: dict[str, Any] = orjson.loads(raw)
+        if data.get("schema") != SNAPSHOT_VERSION:
+            raise ValueError(f"unsupported catalog snapshot schema {data.get('schema')!r}")
+        offerings = []
+        for item in data["offerings"]:
+            item["prices"] = Prices(**item["prices"])
+            item["parameters"] = tuple(item["parameters"])
+            offerings.append(OfferingSnapshot(**item))
+        return cls(version=data["version"], generated_at=data["generated_at"], offerings=tuple(offerings))
+
+
+@dataclass(frozen=True, slots=True)
+class OfferingStats:
+    """Evaluation statistics of one offering (all regions, or the gateway's region)."""
+
+    offering_id: int
+    n: int
+    ttft_p50_ms: float | None = None
+    ttft_p90_ms: float | None = None
+    tps_p50: float | None = None  # output tokens per second after the first token
+    availability: float | None = None  # 0..1
+    error_rate: float | None = None
+    cache_hit_ratio: float | None = None
+    effective_input_price: int | None = None  # micro-units per 1M input tokens with cache
+    quality_score: float | None = None  # 0..1 from quality canaries
+    flags: tuple[str, ...] = ()  # "billing_block_breaks_cache", "price_mismatch", "degraded_quality", ...
+
+
+@dataclass(frozen=True, slots=True)
+class StatsSnapshot:
+    version: int
+    generated_at: float
+    window: str  # e.g. "1h"
+    stats: dict[str, dict[str, OfferingStats]] = field(
+        default_factory=dict
+    )  # region ("all" too) -> offering id -> stats
+    schema: int = SNAPSHOT_VERSION
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> StatsSnapshot:
+        data: dict[str, Any] = orjson.loads(raw)
+        if data.get("schema") != SNAPSHOT_VERSION:
+            raise ValueError(f"unsupported stats snapshot schema {data.get('schema')!r}")
+        stats = {
+            region: {
+                oid: OfferingStats(**{**item, "flags": tuple(item.get("flags") or ())}) for oid, item in per.items()
+            }
+            for region, per in data["stats"].items()
+        }
+        return cls(version=data["version"], generated_at=data["generated_at"], window=data["window"], stats=stats)

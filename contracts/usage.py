@@ -1,0 +1,107 @@
+"""The usage event: one API request's tokens and cost, keyed by its request id.
+
+The gateway builds it after the response (or the client's disconnect) and hands
+it to metering over the Redis stream ``contracts.redis_keys.USAGE_STREAM``;
+metering applies it to the ledger exactly once per ``request_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+USAGE_EVENT_VERSION = 1
+MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (USD)
+TOKENS_PER_PRICE_UNIT = 1_000_000  # prices are quoted per 1M tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Micro-units per 1M tokens, per component (a price snapshot of one offering)."""
+
+    input: int
+    output: int
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    reasoning: int | None = None  # None = billed as output
+    version: int = 1  # the offering's price version this snapshot came from
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    input_uncached: int = 0
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    output: int = 0  # includes reasoning tokens
+    reasoning: int = 0  # the part of output spent on reasoning
+
+    @property
+    def input_total(self) -> int:
+        return self.input_uncached + self.cache_read + self.cache_write_5m + self.cache_write_1h
+
+
+def _ceil_div(numerator: int, denominator: int) -> int:
+    return -(-numerator // denominator)
+
+
+def cost_micros(tokens: Tokens, prices: Prices) -> int:
+    """Exact cost: Σ tokens × price per 1M, rounded up once to a whole micro-unit."""
+    reasoning_price = prices.output if prices.reasoning is None else prices.reasoning
+    total = (
+        tokens.input_uncached * prices.input
+        + tokens.cache_read * prices.cache_read
+        + tokens.cache_write_5m * prices.cache_write_5m
+        + tokens.cache_write_1h * prices.cache_write_1h
+        + (tokens.output - tokens.reasoning) * prices.output
+        + tokens.reasoning * reasoning_price
+    )
+    return _ceil_div(total, TOKENS_PER_PRICE_UNIT)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    request_id: str
+    tenant_id: int
+    key_id: int
+    model: str
+    offering_id: int | None  # None when no offering was reached (refused before routing)
+    provider: str | None
+    region: str
+    route_mode: str
+    route_reason: str
+    tokens: Tokens
+    usage_source: str  # "provider" | "estimated"
+    prices: Prices | None
+    cost_micros: int  # what the provider charges us, from the price snapshot
+    status: str  # "ok" | "upstream_error" | "client_cancelled" | "failed"
+    http_status: int
+    stream: bool
+    byok: bool = False
+    dialect_in: str = "openai"  # the caller's wire format: "openai" | "anthropic"
+    started_at: float = 0.0  # epoch seconds
+    ttft_ms: float | None = None
+    total_ms: float = 0.0
+    attempts: int = 1  # 1 + failovers
+    hold_id: str | None = None
+    hold_micros: int = 0
+    cache_fingerprint: str | None = None
+    flags: tuple[str, ...] = ()  # e.g. "clamped_cache_read", "usage_missing"
+    finished_at: float = 0.0
+    version: int = field(default=USAGE_EVENT_VERSION)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> UsageEvent:
+        data: dict[str, Any] = orjson.loads(raw)
+        if data.get("version") != USAGE_EVENT_VERSION:
+            raise ValueError(f"unsupported usage event version {data.get('version')!r}")
+        data["tokens"] = Tokens(**data["tokens"])
+        data["prices"] = Prices(**data["prices"]) if data.get("prices") else None
+        data["flags"] = tuple(data.get("flags") or ())
+        return cls(**data)

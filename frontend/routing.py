@@ -1,0 +1,7 @@
+"""Websocket routes (Channels consumers for live updates)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+websocket_urlpatterns: list[Any] = []

@@ -1,0 +1,1 @@
+"""Tokenway Django project package (settings, urls, asgi, celery app)."""

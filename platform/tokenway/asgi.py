@@ -1,0 +1,38 @@
+"""One ASGI application: ``/v1/*`` (and Claude Code's HEAD probes) go to the gateway,
+everything else to Django over Channels (HTTP and websockets)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+_PLATFORM_DIR = str(Path(__file__).resolve().parents[1])
+if _PLATFORM_DIR not in sys.path:
+    sys.path.append(_PLATFORM_DIR)
+_ROOT_DIR = str(Path(__file__).resolve().parents[2])
+if _ROOT_DIR not in sys.path:
+    sys.path.append(_ROOT_DIR)
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokenway.settings")
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_http = get_asgi_application()
+
+from frontend.routing import websocket_urlpatterns  # noqa: E402
+from routing.app import is_gateway_path, make_gateway_app  # noqa: E402
+
+gateway = make_gateway_app()
+django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(websocket_urlpatterns)})
+
+
+async def application(scope, receive, send):  # type: ignore[no-untyped-def]
+    if scope["type"] == "lifespan":
+        await gateway(scope, receive, send)
+        return
+    if scope["type"] == "http" and is_gateway_path(scope):
+        await gateway(scope, receive, send)
+        return
+    await django_app(scope, receive, send)

