@@ -77,6 +77,7 @@ class UsageEvent:
     usage_source: str  # "provider" | "estimated"
     prices: Prices | None
     cost_micros: int  # what the provider charges us, from the price snapshot
+    charge_micros: int  # what the tenant pays (contracts.pricing.charge_micros)
     status: str  # "ok" | "upstream_error" | "client_cancelled" | "failed"
     http_status: int
     stream: bool
