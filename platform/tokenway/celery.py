@@ -26,3 +26,13 @@ app.conf.task_routes = {
     "metering.tasks.*": {"queue": "metering"},
 }
 app.autodiscover_tasks()
+
+
+def _beat_schedule() -> dict[str, dict[str, object]]:
+    from evaluation.schedule import BEAT_SCHEDULE as evaluation_beat
+    from metering.schedule import BEAT_SCHEDULE as metering_beat
+
+    return {**metering_beat, **evaluation_beat}
+
+
+app.conf.beat_schedule = _beat_schedule()
