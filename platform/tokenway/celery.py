@@ -36,3 +36,6 @@ def _beat_schedule() -> dict[str, dict[str, object]]:
 
 
 app.conf.beat_schedule = _beat_schedule()
+
+# Connects the worker heartbeat signals (health lists live workers).
+import tokenway.worker_heartbeat  # noqa: E402, F401
