@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 from django.conf import settings
+
+FIXTURES = Path(__file__).parent / "platform" / "fixtures"
 
 
 @pytest.fixture
@@ -16,3 +19,76 @@ def redis_client() -> Iterator[redis.Redis]:
     yield client
     client.flushdb()
     client.close()
+
+
+@pytest.fixture
+def tenant(db):
+    from tests.factories import TenantFactory
+
+    return TenantFactory(slug="acme", name="Acme")
+
+
+@pytest.fixture
+def other_tenant(db):
+    from tests.factories import TenantFactory
+
+    return TenantFactory(slug="globex", name="Globex")
+
+
+def _member(tenant, role):
+    from tests.factories import MembershipFactory
+
+    return MembershipFactory(tenant=tenant, role=role)
+
+
+@pytest.fixture
+def owner(tenant):
+    """Membership of the owner persona in ``tenant``."""
+    return _member(tenant, "owner")
+
+
+@pytest.fixture
+def admin_member(tenant):
+    return _member(tenant, "admin")
+
+
+@pytest.fixture
+def developer(tenant):
+    return _member(tenant, "developer")
+
+
+@pytest.fixture
+def viewer(tenant):
+    return _member(tenant, "viewer")
+
+
+@pytest.fixture
+def outsider(other_tenant):
+    """Owner of another tenant: must never see or touch ``tenant``'s data."""
+    return _member(other_tenant, "owner")
+
+
+@pytest.fixture
+def api_client_for():
+    """``api_client_for(membership_or_user)`` -> DRF APIClient logged in with a session."""
+    from rest_framework.test import APIClient
+
+    def make(who):
+        user = getattr(who, "user", who)
+        client = APIClient()
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def catalog_fixture(db, redis_client):
+    """The small fixture catalog loaded (and published)."""
+    from catalog.parse import parse_catalog
+    from catalog.services import catalog_apply
+
+    spec = parse_catalog(
+        (FIXTURES / "small.yaml").read_text(), filename="small.yaml", sim_base_url=settings.SIM_BASE_URL
+    )
+    return catalog_apply(spec=spec, publish=False)

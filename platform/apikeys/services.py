@@ -1,0 +1,130 @@
+"""Writes on API keys. Each change reaches the gateway after commit (apikeys.publish)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from apikeys.models import ApiKey
+from apikeys.publish import publish_key
+from apikeys.scopes import check_scopes_within_role
+from contracts.apikey_format import display_prefix, generate_key, hash_key, last_four
+from tenants.models import Tenant
+
+LIMIT_FIELDS = frozenset(
+    {"name", "rpm_limit", "tpm_limit", "max_concurrency", "monthly_budget_micros", "expires_at", "default_route_mode"}
+)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    plaintext: str  # shown once, never stored
+
+    def __repr__(self) -> str:  # keep the plaintext out of logs and tracebacks
+        return f"IssuedKey(api_key={self.api_key!r})"
+
+
+def _publish_after_commit(api_key: ApiKey) -> None:
+    transaction.on_commit(lambda: publish_key(api_key))
+
+
+def api_key_issue(
+    *,
+    tenant: Tenant,
+    created_by: User | None,
+    name: str,
+    live: bool = True,
+    allowed_models: Sequence[str] | None = None,
+    allowed_route_modes: Sequence[str] | None = None,
+    usage_read: bool | None = None,
+    default_route_mode: str = "",
+    rpm_limit: int | None = None,
+    tpm_limit: int | None = None,
+    max_concurrency: int | None = None,
+    monthly_budget_micros: int | None = None,
+    expires_at: datetime | None = None,
+    rotated_from: ApiKey | None = None,
+) -> IssuedKey:
+    """Issue a key whose scopes stay within the creator's role (None creator = operator/command)."""
+    usage_read = check_scopes_within_role(
+        tenant=tenant, user=created_by, allowed_models=allowed_models, usage_read=usage_read
+    )
+    plaintext = generate_key(live=live)
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            tenant=tenant,
+            created_by=created_by,
+            name=name,
+            key_hash=hash_key(plaintext, settings.API_KEY_PEPPER),
+            prefix=display_prefix(plaintext),
+            last_four=last_four(plaintext),
+            live=live,
+            allowed_models=list(allowed_models) if allowed_models is not None else None,
+            allowed_route_modes=list(allowed_route_modes) if allowed_route_modes is not None else None,
+            usage_read=usage_read,
+            default_route_mode=default_route_mode,
+            rpm_limit=rpm_limit,
+            tpm_limit=tpm_limit,
+            max_concurrency=max_concurrency,
+            monthly_budget_micros=monthly_budget_micros,
+            expires_at=expires_at,
+            rotated_from=rotated_from,
+        )
+        _publish_after_commit(api_key)
+    return IssuedKey(api_key=api_key, plaintext=plaintext)
+
+
+def api_key_revoke(*, key: ApiKey) -> ApiKey:
+    with transaction.atomic():
+        if key.revoked_at is None:
+            key.revoked_at = timezone.now()
+            key.save(update_fields=["revoked_at"])
+        _publish_after_commit(key)
+    return key
+
+
+def api_key_update_limits(*, key: ApiKey, **fields: Any) -> ApiKey:
+    unknown = set(fields) - LIMIT_FIELDS
+    if unknown:
+        raise TypeError(f"api_key_update_limits got unknown fields {sorted(unknown)}")
+    with transaction.atomic():
+        for name, value in fields.items():
+            setattr(key, name, value)
+        key.save(update_fields=list(fields) or None)
+        _publish_after_commit(key)
+    return key
+
+
+def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | None = None) -> IssuedKey:
+    """New key with the same settings; the old one stays valid until ``grace_until``."""
+    with transaction.atomic():
+        old = ApiKey.objects.select_for_update().get(pk=key.pk)  # one rotation at a time per key
+        issued = api_key_issue(
+            tenant=old.tenant,
+            created_by=rotated_by,  # None: operator rotation, scopes copied as they are
+            name=old.name,
+            live=old.live,
+            allowed_models=old.allowed_models,
+            allowed_route_modes=old.allowed_route_modes,
+            usage_read=old.usage_read,
+            default_route_mode=old.default_route_mode,
+            rpm_limit=old.rpm_limit,
+            tpm_limit=old.tpm_limit,
+            max_concurrency=old.max_concurrency,
+            monthly_budget_micros=old.monthly_budget_micros,
+            expires_at=old.expires_at,
+            rotated_from=old,
+        )
+        old.expires_at = min(grace_until, old.expires_at) if old.expires_at else grace_until
+        old.save(update_fields=["expires_at"])
+        _publish_after_commit(old)
+    key.refresh_from_db()
+    return issued

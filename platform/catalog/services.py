@@ -1,0 +1,120 @@
+"""Apply a parsed catalog to the database: idempotent, one transaction, prices versioned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from catalog.models import Model, Offering, OfferingPrice, OfferingStatus, Provider
+from catalog.parse import CatalogSpec
+from catalog.publish import publish_catalog
+
+OFFERING_OVERRIDES = (
+    "base_url",
+    "dialect",
+    "usage_dialect",
+    "cached_tokens_in_input",
+    "cache_policy",
+    "cache_ttl_s",
+    "keeps_billing_block",
+)
+OFFERING_PLAIN = ("upstream_model", "context_window", "max_output", "parameters", "rpm", "tpm", "status")
+PRICE_FIELDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning")
+
+
+@dataclass
+class CatalogDiff:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    def lines(self) -> list[str]:
+        out = [f"+ {item}" for item in self.added]
+        out += [f"~ {item}" for item in self.changed]
+        out += [f"- {item}" for item in self.removed]
+        summary = f"added {len(self.added)}, changed {len(self.changed)}, removed {len(self.removed)}"
+        return [*out, "no changes" if self.empty else summary]
+
+
+def _upsert(model_cls: Any, lookup: dict[str, Any], values: dict[str, Any], label: str, diff: CatalogDiff) -> Any:
+    obj = model_cls.objects.filter(**lookup).first()
+    if obj is None:
+        diff.added.append(label)
+        return model_cls.objects.create(**lookup, **values)
+    changed = [name for name, value in values.items() if getattr(obj, name) != value]
+    if changed:
+        for name in changed:
+            setattr(obj, name, values[name])
+        obj.save(update_fields=changed)
+        diff.changed.append(f"{label}: {', '.join(changed)}")
+    return obj
+
+
+def _apply_prices(offering: Offering, prices: dict[str, Any], label: str, diff: CatalogDiff) -> None:
+    current = offering.prices.order_by("-version").first()
+    if current is not None and all(getattr(current, name) == prices[name] for name in PRICE_FIELDS):
+        return
+    version = 1 if current is None else current.version + 1
+    OfferingPrice.objects.create(offering=offering, version=version, **{name: prices[name] for name in PRICE_FIELDS})
+    if current is not None:
+        changes = [
+            f"{n} {getattr(current, n)} -> {prices[n]}" for n in PRICE_FIELDS if getattr(current, n) != prices[n]
+        ]
+        diff.changed.append(f"{label}: price v{current.version} -> v{version} ({', '.join(changes)})")
+
+
+def _offering_values(data: dict[str, Any]) -> dict[str, Any]:
+    values = {name: data[name] for name in OFFERING_PLAIN}
+    for name in OFFERING_OVERRIDES:
+        value = data[name]
+        values[name] = (
+            ("" if name in {"base_url", "dialect", "usage_dialect", "cache_policy"} else None)
+            if value is None
+            else value
+        )
+    return values
+
+
+def _retire_missing(spec: CatalogSpec, diff: CatalogDiff) -> None:
+    """Offerings gone from the file are disabled (their price history stays); empty models/providers go."""
+    for offering in Offering.objects.select_related("model", "provider").exclude(status=OfferingStatus.DISABLED):
+        if (offering.model.slug, offering.provider.slug) not in spec.offerings:
+            offering.status = OfferingStatus.DISABLED
+            offering.save(update_fields=["status"])
+            diff.removed.append(f"offering {offering.model.slug}@{offering.provider.slug} (disabled)")
+    for model in Model.objects.exclude(slug__in=list(spec.models)).filter(offerings__isnull=True):
+        diff.removed.append(f"model {model.slug}")
+        model.delete()
+    for provider in Provider.objects.exclude(slug__in=list(spec.providers)).filter(offerings__isnull=True):
+        diff.removed.append(f"provider {provider.slug}")
+        provider.delete()
+
+
+def catalog_apply(*, spec: CatalogSpec, publish: bool = True) -> CatalogDiff:
+    diff = CatalogDiff()
+    with transaction.atomic():
+        providers = {
+            slug: _upsert(
+                Provider, {"slug": slug}, {k: v for k, v in data.items() if k != "slug"}, f"provider {slug}", diff
+            )
+            for slug, data in spec.providers.items()
+        }
+        models = {
+            slug: _upsert(Model, {"slug": slug}, {k: v for k, v in data.items() if k != "slug"}, f"model {slug}", diff)
+            for slug, data in spec.models.items()
+        }
+        for (model_slug, provider_slug), data in spec.offerings.items():
+            label = f"offering {model_slug}@{provider_slug}"
+            lookup = {"model": models[model_slug], "provider": providers[provider_slug]}
+            offering = _upsert(Offering, lookup, _offering_values(data), label, diff)
+            _apply_prices(offering, data["prices"], label, diff)
+        _retire_missing(spec, diff)
+        if publish:
+            transaction.on_commit(publish_catalog)
+    return diff

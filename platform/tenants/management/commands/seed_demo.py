@@ -1,0 +1,24 @@
+"""``python manage.py seed_demo``: demo tenant, users and API key (idempotent), then publish snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from apikeys.publish import publish_all_keys
+from catalog.publish import publish_catalog
+from tenants.demo import DEMO_EMAIL, DEMO_TENANT_SLUG, demo_key_path, seed_demo
+
+
+class Command(BaseCommand):
+    help = "Create the demo tenant, users and API key (reused when still valid); publish snapshots."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        seed = seed_demo()
+        publish_catalog()
+        publish_all_keys()
+        state = "issued a new" if seed.key_created else "kept the existing"
+        self.stdout.write(
+            f"demo tenant {DEMO_TENANT_SLUG!r} (owner {DEMO_EMAIL}); {state} demo key in {demo_key_path()}"
+        )

@@ -1,0 +1,85 @@
+"""Writes on tenants and memberships. Invitations live in tenants/invitations.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import User
+from tenants.models import Membership, Role, Tenant
+from tenants.permissions import may_assign_role
+from tokenway.api_errors import ApiError
+
+# Fields whose change alters what the gateway enforces: every key of the tenant is republished.
+GATEWAY_FIELDS = frozenset(
+    {
+        "default_route_mode",
+        "allowed_providers",
+        "blocked_providers",
+        "rpm_limit",
+        "tpm_limit",
+        "max_concurrency",
+        "billing_mode",
+        "markup_bps",
+    }
+)
+
+
+def tenant_create(*, slug: str, name: str, owner: User) -> Tenant:
+    """Create a tenant; its creator becomes the owner."""
+    try:
+        with transaction.atomic():
+            tenant = Tenant.objects.create(slug=slug, name=name)
+            Membership.objects.create(tenant=tenant, user=owner, role=Role.OWNER)
+    except IntegrityError:
+        raise ApiError("slug_taken", f"the slug {slug!r} is already taken", param="slug") from None
+    return tenant
+
+
+def tenant_update(*, tenant: Tenant, **fields: Any) -> Tenant:
+    """Update tenant settings; limits, routing or billing changes reach the gateway after commit."""
+    from apikeys.publish import publish_tenant_keys
+
+    changed = [name for name, value in fields.items() if getattr(tenant, name) != value]
+    if not changed:
+        return tenant
+    with transaction.atomic():
+        for name in changed:
+            setattr(tenant, name, fields[name])
+        tenant.save(update_fields=changed)
+        if GATEWAY_FIELDS.intersection(changed):
+            transaction.on_commit(lambda: publish_tenant_keys(tenant))
+    return tenant
+
+
+def _owner_count(tenant_id: int) -> int:
+    return Membership.objects.filter(tenant_id=tenant_id, role=Role.OWNER).count()
+
+
+def _check_may_touch(*, actor: Membership, target: Membership) -> None:
+    if target.role == Role.OWNER and actor.role != Role.OWNER:
+        raise ApiError("permission_denied", "only an owner may change or remove an owner", status_code=403)
+
+
+def membership_change_role(*, actor: Membership, member: Membership, role: str) -> Membership:
+    _check_may_touch(actor=actor, target=member)
+    if not may_assign_role(actor.role, role):
+        raise ApiError("permission_denied", f"you may not grant the role {role!r}", param="role", status_code=403)
+    with transaction.atomic():
+        # Lock the tenant's owner rows so two demotions cannot both pass the last-owner check.
+        list(Membership.objects.select_for_update().filter(tenant_id=member.tenant_id, role=Role.OWNER))
+        if member.role == Role.OWNER and role != Role.OWNER and _owner_count(member.tenant_id) <= 1:
+            raise ApiError("last_owner", "a tenant must keep at least one owner", param="role")
+        member.role = role
+        member.save(update_fields=["role"])
+    return member
+
+
+def membership_remove(*, actor: Membership, member: Membership) -> None:
+    _check_may_touch(actor=actor, target=member)
+    with transaction.atomic():
+        list(Membership.objects.select_for_update().filter(tenant_id=member.tenant_id, role=Role.OWNER))
+        if member.role == Role.OWNER and _owner_count(member.tenant_id) <= 1:
+            raise ApiError("last_owner", "a tenant must keep at least one owner")
+        member.delete()
