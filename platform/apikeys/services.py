@@ -17,6 +17,7 @@ from apikeys.publish import publish_key
 from apikeys.scopes import check_scopes_within_role
 from contracts.apikey_format import display_prefix, generate_key, hash_key, last_four
 from tenants.models import Tenant
+from tokenway.api_errors import ApiError
 
 LIMIT_FIELDS = frozenset(
     {"name", "rpm_limit", "tpm_limit", "max_concurrency", "monthly_budget_micros", "expires_at", "default_route_mode"}
@@ -107,6 +108,8 @@ def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | Non
     """New key with the same settings; the old one stays valid until ``grace_until``."""
     with transaction.atomic():
         old = ApiKey.objects.select_for_update().get(pk=key.pk)  # one rotation at a time per key
+        if old.revoked_at is not None:
+            raise ApiError("key_revoked", "a revoked key cannot be rotated")
         issued = api_key_issue(
             tenant=old.tenant,
             created_by=rotated_by,  # None: operator rotation, scopes copied as they are

@@ -1,5 +1,14 @@
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from credentials import views
+
+urlpatterns = [
+    path("tenants/<slug:tenant_slug>/credentials/", views.CredentialListView.as_view(), name="credentials"),
+    path(
+        "tenants/<slug:tenant_slug>/credentials/<int:credential_id>/",
+        views.CredentialDetailView.as_view(),
+        name="credential",
+    ),
+]

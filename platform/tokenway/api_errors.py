@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -58,9 +59,39 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         response.data = error_body(exc.error_code, str(exc.detail), exc.param)
     elif isinstance(exc, exceptions.ValidationError):
         param, message, code = _first_validation_error(exc.detail)
-        response.data = error_body(code if code.startswith("invalid") else f"invalid_{code}", message, param)
+        if not (code.startswith("invalid") or code in PASS_THROUGH_CODES):
+            code = f"invalid_{code}"
+        response.data = error_body(code, message, param)
         response.status_code = status.HTTP_400_BAD_REQUEST
     else:
         code = _CODES.get(type(exc), getattr(exc, "default_code", "error"))
         response.data = error_body(str(code), str(getattr(exc, "detail", exc)))
     return response
+
+
+# --- Request guards and Django-level handlers -----------------------------------------------
+
+# Codes raised by our own validation that are already stable names (not prefixed with "invalid_").
+PASS_THROUGH_CODES = frozenset({"unknown_field", "slug_taken"})
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse(error_body("bad_request", "bad request"), status=400)
+    return defaults.bad_request(request, exception)  # type: ignore[arg-type]
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse(error_body("not_found", "not found"), status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    if _wants_json(request):
+        return JsonResponse(error_body("server_error", "internal error; it has been logged"), status=500)
+    return defaults.server_error(request)

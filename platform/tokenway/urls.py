@@ -31,3 +31,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("frontend.urls")),
 ]
+
+handler400 = "tokenway.api_errors.handler400"
+handler404 = "tokenway.api_errors.handler404"
+handler500 = "tokenway.api_errors.handler500"

@@ -1,0 +1,19 @@
+"""Account forms: sign-up with email and password."""
+
+from __future__ import annotations
+
+from django.contrib.auth.forms import BaseUserCreationForm
+
+from accounts.models import User
+
+
+class SignupForm(BaseUserCreationForm):  # type: ignore[type-arg]
+    class Meta:
+        model = User
+        fields = ("email", "name")
+
+    def clean_email(self) -> str:
+        email = str(self.cleaned_data["email"]).lower()
+        if User.objects.filter(email=email).exists():
+            self.add_error("email", "An account with this email already exists.")
+        return email

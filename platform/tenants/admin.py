@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db import transaction
+from django.http import HttpRequest
+
+from tenants.models import Invitation, Membership, Tenant
+
+
+class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("slug", "name", "billing_mode", "markup_bps", "created_at")
+    search_fields = ("slug", "name")
+    # Money is changed through metering's services (ledger), never typed in here.
+    readonly_fields = ("credit_limit_micros", "monthly_spend_limit_micros", "stripe_customer_id", "created_at")
+    inlines = [MembershipInline]
+
+    def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
+        from apikeys.publish import publish_tenant_keys
+
+        super().save_model(request, obj, form, change)
+        transaction.on_commit(lambda: publish_tenant_keys(obj))
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = ("email", "tenant", "role", "created_at", "expires_at", "accepted_at", "revoked_at")
+    exclude = ("token_hash",)
+    readonly_fields = ("tenant", "email", "role", "invited_by", "created_at", "expires_at", "accepted_at")
