@@ -1,0 +1,78 @@
+"""Stripe-side services: a Customer per tenant, top-ups by PaymentIntent, monthly invoices."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Sum
+
+from metering import stripe_client
+from metering.models import TopUp, UsageRecord
+from metering.webhooks import CENTS_TO_MICROS
+from tenants.models import BillingMode, Tenant
+
+MIN_TOPUP_MICROS = 1_000_000  # $1: below Stripe's minimum charge once fees are counted
+
+
+class BillingError(ValueError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def customer_ensure(*, tenant: Tenant) -> str:
+    """The tenant's Stripe customer id, created once (the idempotency key makes a retry return the same one)."""
+    if tenant.stripe_customer_id:
+        return tenant.stripe_customer_id
+    customer_id = stripe_client.customer_create(tenant_id=tenant.pk, name=tenant.name)
+    # Race: two workers may create at once; both get the same customer (same idempotency key).
+    Tenant.objects.filter(pk=tenant.pk, stripe_customer_id="").update(stripe_customer_id=customer_id)
+    tenant.refresh_from_db(fields=["stripe_customer_id"])
+    return tenant.stripe_customer_id
+
+
+def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | None = None) -> TopUp:
+    """Create a PaymentIntent; the balance is credited when Stripe's webhook says it succeeded."""
+    if amount_micros < MIN_TOPUP_MICROS or amount_micros % CENTS_TO_MICROS:
+        raise BillingError("invalid_amount", "top-ups are whole cents of at least $1")
+    customer = customer_ensure(tenant=tenant)
+    topup = TopUp.objects.create(tenant=tenant, amount_micros=amount_micros)
+    intent = stripe_client.payment_intent_create(
+        customer_id=customer,
+        amount_cents=amount_micros // CENTS_TO_MICROS,
+        topup_id=topup.pk,
+        tenant_id=tenant.pk,
+        payment_method=payment_method,
+    )
+    topup.payment_intent_id = intent.id
+    topup.save(update_fields=["payment_intent_id"])
+    return topup
+
+
+def invoice_month_create(*, tenant: Tenant, start: datetime, end: datetime) -> str | None:
+    """Invoice a postpaid tenant's usage of [start, end) once (idempotency keys carry the period)."""
+    if tenant.billing_mode != BillingMode.POSTPAID:
+        return None
+    total = (
+        UsageRecord.objects.filter(tenant=tenant, finished_at__gte=start, finished_at__lt=end).aggregate(
+            s=Sum("charge_micros")
+        )["s"]
+        or 0
+    )
+    cents = -(-total // CENTS_TO_MICROS)
+    if cents <= 0:
+        return None
+    period = start.strftime("%Y%m")
+    customer = customer_ensure(tenant=tenant)
+    with transaction.atomic():
+        stripe_client.invoice_item_create(
+            customer_id=customer,
+            amount_cents=cents,
+            description=f"Tokenway usage {period}",
+            idempotency_key=f"invoice-item:{tenant.pk}:{period}",
+        )
+        invoice = stripe_client.invoice_create(
+            customer_id=customer, period=period, idempotency_key=f"invoice:{tenant.pk}:{period}"
+        )
+    return str(invoice.id)

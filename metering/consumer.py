@@ -1,0 +1,122 @@
+"""The metering consumer: Redis stream ``USAGE_STREAM`` -> ledger, acked only after commit.
+
+At-least-once delivery from the stream (XREADGROUP + XACK after the PostgreSQL
+commit, XAUTOCLAIM of entries left pending by a dead consumer) plus the
+idempotent ingest (unique request id) gives exactly-once billing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import redis
+from django.db import close_old_connections
+
+from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM
+from contracts.usage import UsageEvent
+from metering.crash import crash_point
+from metering.ingest import IngestResult, event_parse, usage_ingest
+from metering.live import ingest_followup
+
+logger = logging.getLogger(__name__)
+
+# 500 events x ~35 columns stays far below PostgreSQL's 65,535 bind parameters per statement.
+BATCH_SIZE = 500
+# An entry idle this long in another consumer's pending list belongs to a dead consumer.
+CLAIM_MIN_IDLE_MS = 15_000
+# Long enough to batch under load, short enough to keep billing latency well under a second.
+BLOCK_MS = 200
+DEAD_LETTER_STREAM = f"{USAGE_STREAM}:dead"
+
+Entry = tuple[bytes, dict[bytes, bytes]]
+
+
+def consumer_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def group_ensure(client: redis.Redis) -> None:
+    try:
+        client.xgroup_create(USAGE_STREAM, USAGE_GROUP, id="0", mkstream=True)
+    except redis.ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+@dataclass
+class UsageConsumer:
+    client: redis.Redis
+    name: str
+    after_batch: Callable[[IngestResult], None] = ingest_followup
+
+    def claim_stale(self) -> list[Entry]:
+        """Entries a crashed consumer read but never acked."""
+        _next, entries, _deleted = self.client.xautoclaim(
+            USAGE_STREAM, USAGE_GROUP, self.name, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=BATCH_SIZE
+        )
+        return [entry for entry in entries if entry[1]]
+
+    def own_pending(self) -> list[Entry]:
+        """After a restart under the same name, our own unacked entries come first."""
+        reply = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: "0"}, count=BATCH_SIZE)
+        return [entry for entry in (reply[0][1] if reply else []) if entry[1]]
+
+    def read_new(self, block_ms: int | None) -> list[Entry]:
+        reply = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: ">"}, count=BATCH_SIZE, block=block_ms)
+        return list(reply[0][1]) if reply else []
+
+    def process(self, entries: list[Entry]) -> IngestResult:
+        crash_point("after_receipt")
+        events, bad = self._parse(entries)
+        close_old_connections()
+        result = usage_ingest(events=events)
+        crash_point("after_ledger")
+        if bad:
+            self.client.xadd(DEAD_LETTER_STREAM, {"id": b",".join(bad)}, maxlen=100_000, approximate=True)
+        self.client.xack(USAGE_STREAM, USAGE_GROUP, *[entry_id for entry_id, _ in entries])
+        if result.rejected:
+            logger.error("usage events rejected: %s", result.rejected[:20])
+        self.after_batch(result)
+        return result
+
+    def _parse(self, entries: list[Entry]) -> tuple[list[UsageEvent], list[bytes]]:
+        events, bad = [], []
+        for entry_id, fields in entries:
+            try:
+                events.append(event_parse(fields[b"e"]))
+            except (KeyError, ValueError, TypeError) as exc:
+                logger.error("malformed usage entry %s: %s", entry_id, exc)
+                bad.append(entry_id)
+        return events, bad
+
+    def step(self, block_ms: int | None) -> int:
+        """One unit of work: own pending, else stale claims, else new entries. Returns entries handled."""
+        entries = self.own_pending() or self.claim_stale() or self.read_new(block_ms)
+        if entries:
+            self.process(entries)
+        return len(entries)
+
+    def run(self, *, until: float | None = None, block_ms: int = BLOCK_MS) -> int:
+        """Loop until the monotonic deadline (forever when None); survives Redis restarts."""
+        handled = 0
+        group_ready = False
+        while until is None or time.monotonic() < until:
+            try:
+                if not group_ready:
+                    group_ensure(self.client)
+                    group_ready = True
+                handled += self.step(block_ms)
+            except redis.ConnectionError:
+                logger.warning("redis unavailable; retrying")
+                group_ready = False
+                time.sleep(0.5)
+            except redis.ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                group_ready = False
+        return handled

@@ -1,0 +1,25 @@
+"""Injectable crash points for the crash-safety tests (a no-op unless the environment names one).
+
+``TOKENWAY_CRASH_AT=<point>`` makes the process SIGKILL itself the
+``TOKENWAY_CRASH_AFTER``-th time (default 1) it passes that point, so tests can
+prove that no usage is lost or billed twice whatever the moment of death.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+POINTS = ("after_receipt", "mid_batch", "after_ledger", "during_stripe_push", "after_stripe_2xx")
+
+_CRASH_AT = os.environ.get("TOKENWAY_CRASH_AT", "")
+_remaining = int(os.environ.get("TOKENWAY_CRASH_AFTER", "1"))
+
+
+def crash_point(name: str) -> None:
+    global _remaining
+    if name != _CRASH_AT:
+        return
+    _remaining -= 1
+    if _remaining <= 0:
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,196 @@
+"""Usage events into PostgreSQL: one transaction per batch, exactly once per request id.
+
+Usage rows are inserted with ``ON CONFLICT (request_id) DO NOTHING RETURNING``,
+and only the rows that were really inserted get ledger journals and meter
+events, in the same transaction. A batch redelivered after a crash therefore
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+from orjson import dumps
+
+from contracts.usage import UsageEvent
+from metering.crash import crash_point
+from metering.ledger import JournalSpec, journals_post
+from metering.models import AccountKind, MeterEvent
+from metering.sanitize import Priced, cache_full_price_micros, event_price
+from tenants.models import BillingMode, Tenant
+
+logger = logging.getLogger(__name__)
+
+_COLUMNS = [
+    "request_id",
+    "tenant_id",
+    "key_id",
+    "model",
+    "offering_id",
+    "provider",
+    "region",
+    "route_mode",
+    "route_reason",
+    "input_uncached",
+    "cache_read",
+    "cache_write_5m",
+    "cache_write_1h",
+    "output",
+    "reasoning",
+    "usage_source",
+    "price_version",
+    "prices",
+    "cost_micros",
+    "charge_micros",
+    "full_input_price_micros",
+    "status",
+    "http_status",
+    "stream",
+    "byok",
+    "dialect_in",
+    "attempts",
+    "cache_fingerprint",
+    "flags",
+    "started_at",
+    "finished_at",
+    "ttft_ms",
+    "total_ms",
+    "created_at",
+]
+
+
+@dataclass
+class IngestResult:
+    inserted: list[UsageEvent] = field(default_factory=list)
+    duplicates: int = 0
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (request id or entry id, reason)
+    tenant_ids: set[int] = field(default_factory=set)
+
+
+def _epoch(value: float) -> datetime | None:
+    return datetime.fromtimestamp(value, tz=UTC) if value and value > 0 else None
+
+
+def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
+    tokens = priced.tokens
+    prices = event.prices
+    return [
+        event.request_id,
+        event.tenant_id,
+        event.key_id,
+        event.model[:100],
+        event.offering_id,
+        (event.provider or "")[:63],
+        event.region[:32],
+        event.route_mode[:16],
+        event.route_reason[:200],
+        tokens.input_uncached,
+        tokens.cache_read,
+        tokens.cache_write_5m,
+        tokens.cache_write_1h,
+        tokens.output,
+        tokens.reasoning,
+        event.usage_source[:16],
+        prices.version if prices else None,
+        dumps(prices).decode() if prices else None,
+        0 if event.byok else priced.cost_micros,
+        priced.charge_micros,
+        cache_full_price_micros(tokens, prices),
+        event.status[:32],
+        max(0, min(event.http_status, 999)),
+        event.stream,
+        event.byok,
+        event.dialect_in[:16],
+        max(1, min(event.attempts, 100)),
+        (event.cache_fingerprint or "")[:128],
+        dumps(list(priced.flags)).decode(),
+        _epoch(event.started_at),
+        _epoch(event.finished_at) or now,
+        event.ttft_ms,
+        max(event.total_ms, 0.0),
+        now,
+    ]
+
+
+def _insert_usage(rows: list[list[object]]) -> set[str]:
+    placeholders = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
+    sql = (
+        f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) VALUES "
+        f"{', '.join([placeholders] * len(rows))} ON CONFLICT (request_id) DO NOTHING RETURNING request_id"
+    )
+    params = [value for row in rows for value in row]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {rid for (rid,) in cursor.fetchall()}
+
+
+def usage_journal(event: UsageEvent, priced: Priced) -> JournalSpec:
+    """Tenant pays the charge; we owe the provider its cost (BYOK: the provider bills the tenant)."""
+    tid = event.tenant_id
+    lines: list[tuple[tuple[int | None, str], int]] = [
+        ((tid, AccountKind.AVAILABLE), -priced.charge_micros),
+        ((tid, AccountKind.SPENT), priced.charge_micros),
+    ]
+    if not event.byok:
+        lines += [
+            ((None, AccountKind.PROVIDER_COST), priced.cost_micros),
+            ((None, AccountKind.PROVIDER_PAYABLE), -priced.cost_micros),
+        ]
+    return JournalSpec(key=f"usage:{event.request_id}", kind="usage", tenant_id=tid, lines=lines)
+
+
+def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
+    """Apply a batch of usage events; safe to call again with any of them."""
+    result = IngestResult()
+    unique = list({event.request_id: event for event in events}.values())
+    tenants = Tenant.objects.in_bulk({event.tenant_id for event in unique})
+    valid: list[tuple[UsageEvent, Priced]] = []
+    for event in unique:
+        tenant = tenants.get(event.tenant_id)
+        if tenant is None:
+            result.rejected.append((event.request_id, "unknown_tenant"))
+            continue
+        valid.append((event, event_price(event, markup_bps=tenant.markup_bps)))
+    if not valid:
+        return result
+    with transaction.atomic():
+        now = timezone.now()
+        inserted = _insert_usage([_row(event, priced, now) for event, priced in valid])
+        crash_point("mid_batch")
+        fresh = [(event, priced) for event, priced in valid if event.request_id in inserted]
+        journals_post(specs=[usage_journal(event, priced) for event, priced in fresh], at=now)
+        _meter_events_enqueue(fresh, tenants, now)
+    result.inserted = [event for event, _ in fresh]
+    result.duplicates = len(valid) - len(fresh)
+    result.tenant_ids = {event.tenant_id for event in result.inserted}
+    return result
+
+
+def _meter_events_enqueue(fresh: list[tuple[UsageEvent, Priced]], tenants: dict[int, Tenant], now: datetime) -> None:
+    """Postpaid usage goes to Stripe's meter through an outbox written with the ledger."""
+    rows = [
+        MeterEvent(
+            identifier=event.request_id,
+            tenant_id=event.tenant_id,
+            customer_id=tenants[event.tenant_id].stripe_customer_id,
+            value=priced.charge_micros,
+            timestamp=_epoch(event.finished_at) or now,
+            created_at=now,
+        )
+        for event, priced in fresh
+        if tenants[event.tenant_id].billing_mode == BillingMode.POSTPAID and priced.charge_micros > 0
+    ]
+    MeterEvent.objects.bulk_create(rows, ignore_conflicts=True)
+
+
+def event_parse(raw: bytes | str) -> UsageEvent:
+    """Parse one stream entry's ``e`` field (raises ValueError/TypeError/KeyError on garbage)."""
+    return UsageEvent.from_json(raw)
+
+
+def crash_after_receipt() -> None:
+    crash_point("after_receipt")

@@ -1,0 +1,122 @@
+"""Double-entry ledger: append-only journals whose signed lines sum to zero.
+
+Sign convention: a line's amount is added to its account's balance. A tenant's
+``available`` balance is positive when it has funds (negative = owed, postpaid);
+``spent`` grows with every charge and is the platform's revenue per tenant.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from metering.models import Account, AccountKind, Balance, JournalLine
+
+AccountRef = tuple[int | None, str]  # (tenant id or None for the platform, kind)
+
+
+class UnbalancedJournal(ValueError):
+    """A journal's lines do not sum to zero."""
+
+
+@dataclass
+class JournalSpec:
+    key: str  # idempotency key, unique across the ledger
+    kind: str
+    tenant_id: int | None
+    lines: list[tuple[AccountRef, int]] = field(default_factory=list)
+    memo: str = ""
+
+
+def accounts_ensure(*, refs: set[AccountRef]) -> dict[AccountRef, int]:
+    """Account ids for the refs, creating missing accounts (and their zero Balance rows)."""
+    found = _accounts_find(refs)
+    missing = refs - found.keys()
+    if missing:
+        # Race: two consumers may create the same account at once; the unique
+        # constraints plus ignore_conflicts make the second insert a no-op.
+        Account.objects.bulk_create([Account(tenant_id=tid, kind=kind) for tid, kind in missing], ignore_conflicts=True)
+        found = _accounts_find(refs)
+        Balance.objects.bulk_create([Balance(account_id=aid) for aid in found.values()], ignore_conflicts=True)
+    return found
+
+
+def _accounts_find(refs: set[AccountRef]) -> dict[AccountRef, int]:
+    tenant_ids = {tid for tid, _ in refs if tid is not None}
+    rows = Account.objects.filter(tenant_id__in=tenant_ids) | Account.objects.filter(tenant__isnull=True)
+    return {(a.tenant_id, a.kind): a.pk for a in rows if (a.tenant_id, a.kind) in refs}
+
+
+def journals_post(*, specs: list[JournalSpec], at: datetime) -> list[JournalSpec]:
+    """Post the journals whose key is new; returns those posted. Must run inside a transaction."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("journals_post must run inside transaction.atomic")
+    for spec in specs:
+        if sum(amount for _, amount in spec.lines) != 0:
+            raise UnbalancedJournal(spec.key)
+    if not specs:
+        return []
+    ids = _journals_insert(specs, at)
+    posted = [spec for spec in specs if spec.key in ids]
+    accounts = accounts_ensure(refs={ref for spec in posted for ref, _ in spec.lines})
+    lines = [
+        JournalLine(journal_id=ids[spec.key], account_id=accounts[ref], amount_micros=amount)
+        for spec in posted
+        for ref, amount in spec.lines
+        if amount != 0
+    ]
+    JournalLine.objects.bulk_create(lines)
+    deltas: dict[int, int] = defaultdict(int)
+    for line in lines:
+        deltas[line.account_id] += line.amount_micros
+    _balances_apply(deltas)
+    return posted
+
+
+def _journals_insert(specs: list[JournalSpec], at: datetime) -> dict[str, int]:
+    """INSERT ... ON CONFLICT (key) DO NOTHING: a replayed key posts nothing."""
+    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(specs))
+    params: list[object] = []
+    for spec in specs:
+        params += [spec.key, spec.kind, spec.tenant_id, spec.memo[:200], at]
+    sql = (
+        "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) VALUES "
+        f"{values} ON CONFLICT (key) DO NOTHING RETURNING key, id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return dict(cursor.fetchall())
+
+
+def _balances_apply(deltas: dict[int, int]) -> None:
+    """Add each delta to its Balance row in the caller's transaction.
+
+    Race: consumers, top-ups and webhooks update the same rows (the platform
+    accounts on every batch). The additive UPDATE never loses an update, and
+    locking the rows in account-id order first means two transactions never
+    wait on each other in opposite orders (no deadlock).
+    """
+    ordered = sorted(account_id for account_id, delta in deltas.items() if delta)
+    if not ordered:
+        return
+    list(Balance.objects.select_for_update().filter(account_id__in=ordered).order_by("account_id").values_list("pk"))
+    values = ", ".join(["(%s, %s)"] * len(ordered))
+    params: list[int] = []
+    for account_id in ordered:
+        params += [account_id, deltas[account_id]]
+    sql = (
+        "UPDATE metering_balance AS b SET amount_micros = b.amount_micros + v.delta, updated_at = now() "
+        f"FROM (VALUES {values}) AS v(account_id, delta) WHERE b.account_id = v.account_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def tenant_account_balance(*, tenant_id: int, kind: str = AccountKind.AVAILABLE) -> int:
+    row = Balance.objects.filter(account__tenant_id=tenant_id, account__kind=kind).values_list(
+        "amount_micros", flat=True
+    )
+    return int(row.first() or 0)

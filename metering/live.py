@@ -1,0 +1,44 @@
+"""Live updates to the console: balance and usage pushed to ``tenant_group(tid)`` after each batch."""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from contracts.redis_keys import tenant_group
+from contracts.usage import UsageEvent
+from metering.ingest import IngestResult
+
+logger = logging.getLogger(__name__)
+
+
+def tenant_push(*, tenant_id: int, payload: dict[str, object]) -> None:
+    """Best effort: a console that misses a push reloads from the API."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(tenant_group(tenant_id), {"type": "billing.update", **payload})
+    except (OSError, ConnectionError) as exc:
+        logger.warning("live update for tenant %s failed: %s", tenant_id, exc)
+
+
+def ingest_followup(result: IngestResult) -> None:
+    """After a batch commits: push balance and usage to each tenant's console, then check spend alerts."""
+    from metering.alerts import spend_alerts_check
+    from metering.ledger import tenant_account_balance
+
+    per_tenant: dict[int, list[UsageEvent]] = {}
+    for event in result.inserted:
+        per_tenant.setdefault(event.tenant_id, []).append(event)
+    for tenant_id, events in per_tenant.items():
+        payload: dict[str, object] = {
+            "balance_micros": tenant_account_balance(tenant_id=tenant_id),
+            "usage": {"requests": len(events), "charge_micros": sum(max(e.charge_micros, 0) for e in events)},
+            "request_ids": [e.request_id for e in events[:20]],
+        }
+        tenant_push(tenant_id=tenant_id, payload=payload)
+    if per_tenant:
+        spend_alerts_check(tenant_ids=set(per_tenant))

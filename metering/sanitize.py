@@ -1,0 +1,59 @@
+"""Clamp absurd usage numbers from providers: flag them, never bill negative."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from contracts.pricing import charge_micros
+from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
+
+# A single request beyond this many tokens of one kind is a provider bug, not usage.
+MAX_TOKENS_PER_KIND = 50_000_000
+
+
+@dataclass(frozen=True)
+class Priced:
+    tokens: Tokens
+    cost_micros: int
+    charge_micros: int
+    flags: tuple[str, ...]
+
+
+def tokens_clamp(tokens: Tokens, *, cached_in_input: bool = False) -> tuple[Tokens, list[str]]:
+    """Negative counts become 0, huge ones are capped, reasoning never exceeds output."""
+    flags: list[str] = []
+    values = {}
+    for name in ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"):
+        raw = getattr(tokens, name)
+        value = min(max(int(raw), 0), MAX_TOKENS_PER_KIND)
+        if value != raw:
+            flags.append(f"clamped_{name}")
+        values[name] = value
+    if values["reasoning"] > values["output"]:
+        values["reasoning"] = values["output"]
+        flags.append("clamped_reasoning")
+    return Tokens(**values), flags
+
+
+def event_price(event: UsageEvent, *, markup_bps: int) -> Priced:
+    """Recompute cost from the price snapshot after clamping; keep the gateway's figures when they agree."""
+    tokens, flags = tokens_clamp(event.tokens)
+    flags = [*event.flags, *flags]
+    if event.prices is None:
+        cost = max(event.cost_micros, 0)
+        charge = max(event.charge_micros, 0)
+        return Priced(tokens, cost, charge, tuple(flags))
+    cost = cost_micros(tokens, event.prices)
+    if cost == event.cost_micros and event.charge_micros >= 0:
+        charge = event.charge_micros
+    else:
+        flags.append("cost_recomputed")
+        charge = charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=event.byok)
+    return Priced(tokens, cost, max(charge, 0), tuple(dict.fromkeys(flags)))
+
+
+def cache_full_price_micros(tokens: Tokens, prices: Prices | None) -> int:
+    """What the cache-read tokens would have cost at the full input price (for cache savings)."""
+    if prices is None or tokens.cache_read <= 0:
+        return 0
+    return cost_micros(replace(Tokens(), input_uncached=tokens.cache_read), prices)

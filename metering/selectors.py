@@ -1,0 +1,278 @@
+"""Reads for the API, the console and the operators' billing dashboard: plain dicts and lists."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import TruncDay
+from django.utils import timezone
+
+from contracts.redis_keys import generation
+from metering.alerts import month_start, tenant_month_spend_micros
+from metering.ledger import tenant_account_balance
+from metering.models import AccountKind, Balance, MeterEvent, MeterStatus, ReconciliationFinding, UsageRecord
+from tenants.models import BillingMode, Tenant
+from tokenway.redis_client import get_redis
+
+USAGE_GROUPS = {"day": "day", "model": "model", "provider": "provider", "key": "key_id"}
+
+
+def _tokens(rec: dict[str, Any]) -> dict[str, int]:
+    names = ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning")
+    return {name: int(rec.get(name) or 0) for name in names}
+
+
+def generation_get(*, tenant_id: int, request_id: str) -> dict[str, Any] | None:
+    """The per-request record: PostgreSQL when ingested, else the gateway's short-lived Redis copy."""
+    record = UsageRecord.objects.filter(request_id=request_id, tenant_id=tenant_id).first()
+    if record is not None:
+        return _generation_from_record(record)
+    raw = get_redis().get(generation(request_id))
+    if raw is None:
+        return None
+    event = orjson.loads(raw)
+    if event.get("tenant_id") != tenant_id:
+        return None
+    return _generation_from_event(event)
+
+
+def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
+    return {
+        "id": r.request_id,
+        "ingested": True,
+        "model": r.model,
+        "provider": r.provider,
+        "offering_id": r.offering_id,
+        "region": r.region,
+        "route_mode": r.route_mode,
+        "route_reason": r.route_reason,
+        "tokens": _tokens(r.__dict__),
+        "usage_source": r.usage_source,
+        "price_version": r.price_version,
+        "cost_micros": r.cost_micros,
+        "charge_micros": r.charge_micros,
+        "cache": {"read_tokens": r.cache_read, "saved_micros": _saved(r), "fingerprint": r.cache_fingerprint},
+        "timings": {"ttft_ms": r.ttft_ms, "total_ms": r.total_ms, "finished_at": r.finished_at.isoformat()},
+        "status": r.status,
+        "http_status": r.http_status,
+        "stream": r.stream,
+        "byok": r.byok,
+        "attempts": r.attempts,
+        "flags": r.flags,
+    }
+
+
+def _saved(r: UsageRecord) -> int:
+    if not r.prices:
+        return 0
+    cache_cost = -(-r.cache_read * int(r.prices.get("cache_read") or 0) // 1_000_000)
+    return max(r.full_input_price_micros - cache_cost, 0)
+
+
+def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
+    tokens = _tokens(e.get("tokens") or {})
+    finished = e.get("finished_at") or 0
+    return {
+        "id": e["request_id"],
+        "ingested": False,
+        "model": e.get("model"),
+        "provider": e.get("provider"),
+        "offering_id": e.get("offering_id"),
+        "region": e.get("region"),
+        "route_mode": e.get("route_mode"),
+        "route_reason": e.get("route_reason"),
+        "tokens": tokens,
+        "usage_source": e.get("usage_source"),
+        "price_version": (e.get("prices") or {}).get("version"),
+        "cost_micros": max(int(e.get("cost_micros") or 0), 0),
+        "charge_micros": max(int(e.get("charge_micros") or 0), 0),
+        "cache": {"read_tokens": tokens["cache_read"], "saved_micros": None, "fingerprint": e.get("cache_fingerprint")},
+        "timings": {
+            "ttft_ms": e.get("ttft_ms"),
+            "total_ms": e.get("total_ms"),
+            "finished_at": datetime.fromtimestamp(finished, tz=UTC).isoformat() if finished else None,
+        },
+        "status": e.get("status"),
+        "http_status": e.get("http_status"),
+        "stream": e.get("stream"),
+        "byok": e.get("byok"),
+        "attempts": e.get("attempts"),
+        "flags": e.get("flags") or [],
+    }
+
+
+def key_summary(*, api_key: Any) -> dict[str, Any]:
+    """GET /api/v1/key: the key's limits and month spend, the tenant's balance."""
+    tenant: Tenant = api_key.tenant
+    start = month_start()
+    key_spend = UsageRecord.objects.filter(tenant=tenant, key_id=api_key.pk, finished_at__gte=start).aggregate(
+        s=Sum("charge_micros")
+    )["s"]
+    balance = tenant_account_balance(tenant_id=tenant.pk)
+    postpaid = tenant.billing_mode == BillingMode.POSTPAID
+    return {
+        "key": {
+            "id": api_key.pk,
+            "name": api_key.name,
+            "prefix": api_key.prefix,
+            "limits": {
+                "rpm": api_key.rpm_limit,
+                "tpm": api_key.tpm_limit,
+                "max_concurrency": api_key.max_concurrency,
+                "monthly_budget_micros": api_key.monthly_budget_micros,
+            },
+            "spend_this_month_micros": int(key_spend or 0),
+        },
+        "tenant": {
+            "slug": tenant.slug,
+            "billing_mode": tenant.billing_mode,
+            "balance_micros": balance,
+            "credit_limit_micros": tenant.credit_limit_micros if postpaid else None,
+            "spendable_micros": balance + (tenant.credit_limit_micros if postpaid else 0),
+            "spend_this_month_micros": tenant_month_spend_micros(tenant_id=tenant.pk),
+            "monthly_spend_limit_micros": tenant.monthly_spend_limit_micros,
+        },
+    }
+
+
+def tenant_usage(*, tenant_id: int, start: datetime, end: datetime, group: str) -> list[dict[str, Any]]:
+    """Usage of one tenant grouped by day, model, provider or key, for the console and CSV export."""
+    rows = UsageRecord.objects.filter(tenant_id=tenant_id, finished_at__gte=start, finished_at__lt=end)
+    field = USAGE_GROUPS[group]
+    if group == "day":
+        rows = rows.annotate(day=TruncDay("finished_at"))
+    out = (
+        rows.values(field)
+        .annotate(
+            requests=Count("id"),
+            input_tokens=Sum(F("input_uncached") + F("cache_read") + F("cache_write_5m") + F("cache_write_1h")),
+            cache_read_tokens=Sum("cache_read"),
+            output_tokens=Sum("output"),
+            cost_micros=Sum("cost_micros"),
+            charge_micros=Sum("charge_micros"),
+        )
+        .order_by(field)
+    )
+    result = []
+    for row in out:
+        value = row[field]
+        result.append({group: value.date().isoformat() if group == "day" else value, **_ints(row, field)})
+    return result
+
+
+def _ints(row: dict[str, Any], skip: str) -> dict[str, int]:
+    return {k: int(v or 0) for k, v in row.items() if k != skip}
+
+
+def platform_overview(*, start: datetime, end: datetime) -> dict[str, Any]:
+    """Admin dashboard: revenue, provider cost, margin, cache savings, per-tenant and per-model usage."""
+    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end)
+    totals = rows.aggregate(
+        requests=Count("id"),
+        revenue=Sum("charge_micros"),
+        cost=Sum("cost_micros"),
+        full_cache=Sum("full_input_price_micros"),
+        flagged=Count("id", filter=~Q(flags=[])),
+    )
+    revenue, cost = int(totals["revenue"] or 0), int(totals["cost"] or 0)
+    return {
+        "requests": totals["requests"],
+        "revenue_micros": revenue,
+        "provider_cost_micros": cost,
+        "margin_micros": revenue - cost,
+        "margin_bps": (revenue - cost) * 10_000 // revenue if revenue else 0,
+        "cache_savings_micros": cache_savings_micros(start=start, end=end),
+        "flagged_requests": totals["flagged"],
+        "per_tenant": _top(rows, "tenant__slug"),
+        "per_model": _top(rows, "model"),
+        "per_provider": _top(rows, "provider"),
+    }
+
+
+def _top(rows: Any, field: str) -> list[dict[str, Any]]:
+    agg = rows.values(field).annotate(
+        requests=Count("id"), revenue_micros=Sum("charge_micros"), cost_micros=Sum("cost_micros")
+    )
+    return [
+        {"name": r[field], "requests": r["requests"], "revenue_micros": int(r["revenue_micros"] or 0),
+         "cost_micros": int(r["cost_micros"] or 0)}
+        for r in agg.order_by("-revenue_micros")[:50]
+    ]  # fmt: skip
+
+
+def cache_savings_micros(*, start: datetime, end: datetime, tenant_id: int | None = None) -> int:
+    """What cache reads saved: their tokens at the full input price minus at the cache-read price."""
+    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end, cache_read__gt=0)
+    if tenant_id is not None:
+        rows = rows.filter(tenant_id=tenant_id)
+    saved = 0
+    for record in rows.only("cache_read", "prices", "full_input_price_micros").iterator(chunk_size=2000):
+        saved += _saved(record)
+    return saved
+
+
+def ledger_totals() -> dict[str, int]:
+    """Platform-wide balances by account kind (revenue = Σ tenant spent)."""
+    agg = Balance.objects.values("account__kind").annotate(total=Sum("amount_micros"))
+    totals = {row["account__kind"]: int(row["total"] or 0) for row in agg}
+    return {
+        "revenue_micros": totals.get(AccountKind.SPENT, 0),
+        "provider_cost_micros": totals.get(AccountKind.PROVIDER_COST, 0),
+        "tenant_funds_micros": totals.get(AccountKind.AVAILABLE, 0),
+        "stripe_received_micros": -totals.get(AccountKind.STRIPE_CLEARING, 0),
+        "promotions_micros": -totals.get(AccountKind.PROMOTIONS, 0),
+    }
+
+
+def stripe_sync_status() -> dict[str, Any]:
+    """Meter outbox health: backlog, oldest pending age, failures, expired (reconciliation)."""
+    now = timezone.now()
+    pending = MeterEvent.objects.filter(status=MeterStatus.PENDING)
+    oldest = pending.order_by("created_at").values_list("created_at", flat=True).first()
+    return {
+        "pending": pending.count(),
+        "lag_seconds": (now - oldest).total_seconds() if oldest else 0.0,
+        "failing": pending.exclude(last_error="").count(),
+        "expired": MeterEvent.objects.filter(status=MeterStatus.EXPIRED).count(),
+        "sent_last_hour": MeterEvent.objects.filter(sent_at__gte=now - timedelta(hours=1)).count(),
+    }
+
+
+def billing_latency(*, since: datetime | None = None) -> dict[str, float | None]:
+    """Request end -> ledger (ingestion) and -> Stripe accepted, p50/p99 in milliseconds."""
+    since = since or timezone.now() - timedelta(hours=1)
+    ingest = list(
+        UsageRecord.objects.filter(created_at__gte=since)
+        .annotate(lag=F("created_at") - F("finished_at"))
+        .values_list("lag", flat=True)[:100_000]
+    )
+    meter = list(
+        MeterEvent.objects.filter(sent_at__gte=since)
+        .annotate(lag=F("sent_at") - F("timestamp"))
+        .values_list("lag", flat=True)[:100_000]
+    )
+    return {
+        "ledger_p50_ms": _pct(ingest, 50),
+        "ledger_p99_ms": _pct(ingest, 99),
+        "stripe_p50_ms": _pct(meter, 50),
+        "stripe_p99_ms": _pct(meter, 99),
+    }
+
+
+def _pct(values: list[timedelta], pct: int) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(v.total_seconds() * 1000 for v in values)
+    return ordered[min(len(ordered) - 1, len(ordered) * pct // 100)]
+
+
+def findings_open(*, limit: int = 100) -> list[dict[str, Any]]:
+    rows = ReconciliationFinding.objects.filter(resolved_at__isnull=True).order_by("-run_at")[:limit]
+    return [
+        {"run_at": f.run_at.isoformat(), "check": f.check_name, "severity": f.severity, "subject": f.subject,
+         "detail": f.detail}
+        for f in rows
+    ]  # fmt: skip

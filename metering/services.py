@@ -1,0 +1,148 @@
+"""Balance services: credits (top-ups, demo, invoice payments) and the Redis ``avail`` counter.
+
+``tenant_available(tid)`` in Redis = ledger available (+ credit limit, postpaid)
+− open holds − charges settled by the gateway but not yet ingested. It is
+initialised with SET NX, moved with INCRBY after each credit commits, and
+corrected by reconciliation when a drift is stable.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, tenant_available, tenant_holds
+from metering.ledger import JournalSpec, journals_post, tenant_account_balance
+from metering.models import AccountKind
+from tenants.models import BillingMode, Tenant
+from tokenway.redis_client import get_redis
+
+logger = logging.getLogger(__name__)
+
+DEMO_CREDIT_MICROS = 50_000_000  # $50
+CREDIT_SOURCES = {
+    "stripe": AccountKind.STRIPE_CLEARING,
+    "invoice": AccountKind.STRIPE_CLEARING,
+    "demo": AccountKind.PROMOTIONS,
+    "promotion": AccountKind.PROMOTIONS,
+}
+
+
+class TopUpError(ValueError):
+    """A credit that cannot be applied (non-positive amount, unknown source)."""
+
+
+def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, source: str) -> bool:
+    """Credit the tenant's available balance once per idempotency key; True when this call applied it.
+
+    Joins the caller's transaction when there is one (the webhook writes its
+    dedupe row in the same transaction); Redis moves only after the commit.
+    """
+    if amount_micros <= 0:
+        raise TopUpError("amount_micros must be positive")
+    if source not in CREDIT_SOURCES:
+        raise TopUpError(f"unknown credit source {source!r}")
+    spec = JournalSpec(
+        key=idempotency_key,
+        kind=f"credit_{source}",
+        tenant_id=tenant.pk,
+        lines=[((tenant.pk, AccountKind.AVAILABLE), amount_micros), ((None, CREDIT_SOURCES[source]), -amount_micros)],
+    )
+    with transaction.atomic():
+        posted = journals_post(specs=[spec], at=timezone.now())
+        if posted:
+            transaction.on_commit(lambda: tenant_available_adjust(tenant=tenant, delta_micros=amount_micros))
+    return bool(posted)
+
+
+def demo_credit_ensure(tenant: Tenant) -> bool:
+    """Credit the demo tenant $50 once (idempotent across runs of seed_demo)."""
+    tenant_available_ensure(tenant=tenant)
+    return balance_topup(
+        tenant=tenant, amount_micros=DEMO_CREDIT_MICROS, idempotency_key=f"demo:{tenant.pk}", source="demo"
+    )
+
+
+def tenant_spendable_micros(*, tenant: Tenant) -> int:
+    """What the tenant may spend by the ledger: available balance plus the credit limit when postpaid."""
+    credit = tenant.credit_limit_micros if tenant.billing_mode == BillingMode.POSTPAID else 0
+    return tenant_account_balance(tenant_id=tenant.pk) + credit
+
+
+def tenant_available_ensure(*, tenant: Tenant) -> bool:
+    """Initialise the Redis counter from the ledger when missing (SET NX: never overwrites)."""
+    from metering.holds import holds_open_micros
+
+    client = get_redis()
+    value = tenant_spendable_micros(tenant=tenant) - holds_open_micros(client, tenant_id=tenant.pk)
+    return bool(client.set(tenant_available(tenant.pk), value, nx=True))
+
+
+def tenant_available_adjust(*, tenant: Tenant, delta_micros: int) -> None:
+    """After a credit commits: INCRBY, or initialise from the (already credited) ledger when missing."""
+    client = get_redis()
+    if not tenant_available_ensure(tenant=tenant):
+        client.incrby(tenant_available(tenant.pk), delta_micros)
+
+
+# KEYS: avail, holds, stream. ARGV: ledger spendable, expected last stream id, drift seen last run.
+# Only with no usage event in flight (the stream's last id is the one seen with an idle
+# group before the ledger was read), and only when the same drift was seen last run:
+# between the gateway's settle and its XADD, avail is legitimately ahead of the ledger.
+_AVAIL_CORRECT = """
+local info = redis.call('XINFO', 'STREAM', KEYS[3])
+local last = ''
+for i = 1, #info, 2 do if info[i] == 'last-generated-id' then last = info[i + 1] end end
+if last ~= ARGV[2] then return {0, 0, 0} end
+local held = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do held = held + tonumber(v) end
+local drift = tonumber(ARGV[1]) - held - tonumber(redis.call('GET', KEYS[1]) or '0')
+if drift ~= 0 and tostring(drift) == ARGV[3] then
+  redis.call('INCRBY', KEYS[1], drift)
+  return {1, 1, drift}
+end
+return {1, 0, drift}
+"""
+# How long a drift observation is remembered for the next reconciliation run.
+DRIFT_MEMORY_S = 3600
+
+
+def stream_idle_last_id() -> str | None:
+    """The stream's last id when the metering group has read and acked everything, else None."""
+    client = get_redis()
+    if not client.exists(USAGE_STREAM):
+        return "0-0"
+    info = client.xinfo_stream(USAGE_STREAM)
+    last = _text(info["last-generated-id"])
+    for group in client.xinfo_groups(USAGE_STREAM):
+        if _text(group["name"]) == USAGE_GROUP:
+            idle = group["pending"] == 0 and _text(group["last-delivered-id"]) == last
+            return last if idle else None
+    return None
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def tenant_available_correct(*, tenant: Tenant) -> tuple[int, bool] | None:
+    """Compare avail with the ledger; fix a drift seen twice in a row. None = ingestion busy, skipped."""
+    client = get_redis()
+    last = stream_idle_last_id()
+    if last is None or last == "0-0":
+        return None
+    spendable = tenant_spendable_micros(tenant=tenant)
+    memory = f"tw:recon:drift:{tenant.pk}"
+    seen = client.get(memory)
+    # Not cluster-safe (the stream has no tenant hash tag): run against a single Redis primary.
+    keys = [tenant_available(tenant.pk), tenant_holds(tenant.pk), USAGE_STREAM]
+    checked, applied, drift = client.eval(_AVAIL_CORRECT, 3, *keys, spendable, last, _text(seen or b"none"))
+    if not checked:
+        return None
+    if applied or not drift:
+        client.delete(memory)
+    else:
+        client.set(memory, drift, ex=DRIFT_MEMORY_S)
+    return int(drift), bool(applied)

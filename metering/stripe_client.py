@@ -1,0 +1,154 @@
+"""The one way Tokenway talks to Stripe: the official library, configured once.
+
+Base URLs come from settings (``STRIPE_API_BASE`` for the API, localstripe in
+tests; ``STRIPE_METER_API_BASE`` for meter events, the emulator in tests),
+with timeouts, bounded retries and an explicit idempotency key on every POST.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+import requests
+import stripe
+from django.conf import settings
+
+from tokenway.redis_client import get_redis
+
+CONNECT_TIMEOUT_S = 3.0
+READ_TIMEOUT_S = 10.0  # Stripe answers in well under a second; a hung call must not stall the stripe queue
+MAX_NETWORK_RETRIES = 2  # the library retries 409/429/5xx and connection errors with backoff
+METER_SESSION_KEY = "tw:stripe:meter_session"
+METER_SESSION_MARGIN_S = 60  # renew a session this long before Stripe says it expires
+
+StripeError = stripe.StripeError
+
+
+class MeterSessionExpired(Exception):
+    """The meter event session token was refused; get a new one and retry."""
+
+
+@lru_cache(maxsize=1)
+def stripe_client() -> stripe.StripeClient:
+    bases: dict[str, str] = {}
+    if settings.STRIPE_API_BASE:
+        bases["api"] = settings.STRIPE_API_BASE
+    meter_base = settings.STRIPE_METER_API_BASE or settings.STRIPE_API_BASE
+    if meter_base:
+        bases["meter_events"] = meter_base
+    return stripe.StripeClient(
+        settings.STRIPE_API_KEY or "sk_test_missing",
+        base_addresses=bases,  # type: ignore[arg-type]
+        max_network_retries=MAX_NETWORK_RETRIES,
+        http_client=stripe.RequestsClient(timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S)),
+    )
+
+
+def _opts(idempotency_key: str, **extra: Any) -> Any:
+    return {"idempotency_key": idempotency_key, **extra}
+
+
+def customer_create(*, tenant_id: int, name: str, email: str = "") -> str:
+    params: dict[str, Any] = {"name": name, "metadata": {"tenant_id": str(tenant_id)}}
+    if email:
+        params["email"] = email
+    customer = stripe_client().v1.customers.create(params=params, options=_opts(f"customer:{tenant_id}"))  # type: ignore[arg-type]
+    return str(customer.id)
+
+
+def payment_intent_create(
+    *, customer_id: str, amount_cents: int, topup_id: int, tenant_id: int, payment_method: str | None = None
+) -> stripe.PaymentIntent:
+    params: dict[str, Any] = {
+        "amount": amount_cents,
+        "currency": "usd",
+        "customer": customer_id,
+        "metadata": {"tenant_id": str(tenant_id), "topup_id": str(topup_id)},
+    }
+    if payment_method:
+        params.update(payment_method=payment_method, confirm=True)
+    return stripe_client().v1.payment_intents.create(params=params, options=_opts(f"topup:{topup_id}"))  # type: ignore[arg-type]
+
+
+def invoice_item_create(*, customer_id: str, amount_cents: int, description: str, idempotency_key: str) -> str:
+    params = {"customer": customer_id, "amount": amount_cents, "currency": "usd", "description": description}
+    item = stripe_client().v1.invoice_items.create(params=params, options=_opts(idempotency_key))  # type: ignore[arg-type]
+    return str(item.id)
+
+
+def invoice_create(*, customer_id: str, period: str, idempotency_key: str) -> stripe.Invoice:
+    params = {"customer": customer_id, "metadata": {"period": period}, "auto_advance": True}
+    return stripe_client().v1.invoices.create(params=params, options=_opts(idempotency_key))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class MeterEventOut:
+    identifier: str
+    customer_id: str
+    value: int
+    timestamp: datetime
+
+
+def meter_session_token(*, renew: bool = False) -> str:
+    """A v2 meter event session token, shared by all pushers through Redis until it nears expiry."""
+    client = get_redis()
+    if not renew and (cached := client.get(METER_SESSION_KEY)):
+        return cached.decode()
+    session = stripe_client().v2.billing.meter_event_session.create(options=_opts(f"meter-session:{_now_ms()}"))
+    expires = datetime.fromisoformat(str(session.expires_at).replace("Z", "+00:00"))
+    ttl = int(expires.timestamp() - time.time()) - METER_SESSION_MARGIN_S
+    token = str(session.authentication_token)
+    if ttl > 0:
+        client.set(METER_SESSION_KEY, token, ex=ttl)
+    return token
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def meter_events_send(*, events: list[MeterEventOut], idempotency_key: str) -> None:
+    """POST one chunk to the v2 meter event stream; Stripe dedupes on each event's identifier."""
+    body = {
+        "events": [
+            {
+                "event_name": settings.STRIPE_METER_EVENT_NAME,
+                "identifier": event.identifier,
+                "timestamp": event.timestamp.isoformat().replace("+00:00", "Z"),
+                "payload": {"stripe_customer_id": event.customer_id, "value": str(event.value)},
+            }
+            for event in events
+        ]
+    }
+    token = meter_session_token()
+    try:
+        stripe_client().v2.billing.meter_event_stream.create(
+            params=body,  # type: ignore[arg-type]
+            options=_opts(idempotency_key, api_key=token),
+        )
+    except stripe.AuthenticationError as exc:
+        get_redis().delete(METER_SESSION_KEY)
+        raise MeterSessionExpired(str(exc)) from exc
+
+
+def meter_accepted_totals(*, since: datetime, until: datetime) -> dict[str, int] | None:
+    """Accepted meter value per customer from the emulator's read endpoint (None when not available).
+
+    Against real Stripe this would read the meter's event summaries; the emulator
+    exposes the same totals at ``/_emulator/totals``.
+    """
+    base = settings.STRIPE_METER_API_BASE
+    if not base:
+        return None
+    params = {"event_name": settings.STRIPE_METER_EVENT_NAME, "since": since.timestamp(), "until": until.timestamp()}
+    try:
+        response = requests.get(f"{base}/_emulator/totals", params=params, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
+    except requests.RequestException:
+        return None
+    if response.status_code != 200:
+        return None
+    return {str(k): int(v) for k, v in response.json()["customers"].items()}

@@ -1,0 +1,1 @@
+"""Stripe meter-event emulator (aiohttp): ``python -m metering.stripe_emulator --port 12111``."""

@@ -1,0 +1,60 @@
+"""Thin, idempotent Celery tasks of the metering domain (routes: stripe_* -> stripe, others -> metering)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from celery import shared_task
+
+from metering import billing, consumer, holds, meter_push, reconcile
+from tenants.models import Tenant
+from tokenway.redis_client import get_redis
+
+# A beat-driven ingestion run drains the stream for at most this long, so runs (every second) do not pile up.
+INGEST_RUN_BUDGET_S = 0.9
+
+
+@shared_task(ignore_result=True, expires=5)
+def usage_ingest() -> int:
+    """Drain the usage stream for up to a second (beat runs it every second; ``consume_usage`` is the daemon)."""
+    worker = consumer.UsageConsumer(client=get_redis(), name=f"celery-{consumer.consumer_name()}")
+    return worker.run(until=time.monotonic() + INGEST_RUN_BUDGET_S, block_ms=100)
+
+
+@shared_task(ignore_result=True, expires=10)
+def holds_reap() -> int:
+    return holds.holds_reap(get_redis())
+
+
+@shared_task(ignore_result=True, expires=60)
+def reconciliation_run() -> int:
+    return len(reconcile.reconciliation_run())
+
+
+@shared_task(ignore_result=True, expires=10)
+def stripe_meter_push() -> int:
+    return meter_push.meter_events_push().sent
+
+
+@shared_task(bind=True, ignore_result=True, max_retries=5, default_retry_delay=30)
+def stripe_customer_ensure(self, tenant_id: int) -> None:  # type: ignore[no-untyped-def]
+    tenant = Tenant.objects.get(pk=tenant_id)
+    try:
+        billing.customer_ensure(tenant=tenant)
+    except billing.stripe_client.StripeError as exc:
+        raise self.retry(exc=exc) from exc
+
+
+@shared_task(ignore_result=True)
+def stripe_invoices_monthly() -> int:
+    """On any day, invoice last month for postpaid tenants (idempotency keys make reruns no-ops)."""
+    from metering.alerts import month_start
+
+    end = month_start()
+    start = month_start(end - timedelta(days=1))
+    done = 0
+    for tenant in Tenant.objects.filter(billing_mode="postpaid").exclude(stripe_customer_id=""):
+        if billing.invoice_month_create(tenant=tenant, start=start, end=end):
+            done += 1
+    return done

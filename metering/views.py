@@ -1,0 +1,113 @@
+"""Thin HTTP views: per-request record, current key, usage export, Stripe webhook."""
+
+from __future__ import annotations
+
+import csv
+from datetime import UTC, datetime, timedelta
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apikeys.authentication import ApiKeyAuthentication
+from metering import selectors
+from metering.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
+from tenants.api_base import TenantScopedView
+from tenants.permissions import Action
+from tokenway.api_errors import ApiError, error_body
+
+MAX_EXPORT_DAYS = 366  # one year per export keeps the query on the (tenant, time) index and the file small
+
+
+class ApiKeyView(APIView):
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [IsAuthenticated]
+
+
+class GenerationIn(serializers.Serializer):
+    id = serializers.CharField(max_length=64)
+
+
+class GenerationView(ApiKeyView):
+    @extend_schema(parameters=[OpenApiParameter("id", str, required=True)], operation_id="generation_get")
+    def get(self, request: Request) -> Response:
+        data = GenerationIn(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        record = selectors.generation_get(tenant_id=request.auth.tenant_id, request_id=data.validated_data["id"])
+        if record is None:  # unknown or another tenant's: the same answer
+            raise ApiError("not_found", "no such generation", param="id", status_code=404)
+        return Response(record)
+
+
+class KeyView(ApiKeyView):
+    @extend_schema(operation_id="current_key_get")
+    def get(self, request: Request) -> Response:
+        return Response(selectors.key_summary(api_key=request.auth))
+
+
+class UsageIn(serializers.Serializer):
+    start = serializers.DateField(required=False)
+    end = serializers.DateField(required=False)
+    group = serializers.ChoiceField(choices=sorted(selectors.USAGE_GROUPS), default="day")
+
+    def validate(self, attrs: dict) -> dict:
+        today = datetime.now(tz=UTC).date()
+        end = attrs.get("end") or today + timedelta(days=1)
+        start = attrs.get("start") or end - timedelta(days=30)
+        if start >= end or (end - start).days > MAX_EXPORT_DAYS:
+            raise serializers.ValidationError({"start": f"start must be before end, at most {MAX_EXPORT_DAYS} days"})
+        attrs["start"] = datetime(start.year, start.month, start.day, tzinfo=UTC)
+        attrs["end"] = datetime(end.year, end.month, end.day, tzinfo=UTC)
+        return attrs
+
+
+class TenantUsageView(TenantScopedView):
+    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage")
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        self.require(Action.USAGE_VIEW)
+        data = UsageIn(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        rows = selectors.tenant_usage(tenant_id=self.membership.tenant_id, **data.validated_data)
+        return Response({"group": data.validated_data["group"], "data": rows})
+
+
+class TenantUsageCsvView(TenantScopedView):
+    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage_csv", responses={200: str})
+    def get(self, request: Request, tenant_slug: str) -> HttpResponse:
+        self.require(Action.USAGE_VIEW)
+        data = UsageIn(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        group = data.validated_data["group"]
+        rows = selectors.tenant_usage(tenant_id=self.membership.tenant_id, **data.validated_data)
+        response = HttpResponse(content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="usage-{tenant_slug}-{group}.csv"'
+        columns = [
+            group,
+            "requests",
+            "input_tokens",
+            "cache_read_tokens",
+            "output_tokens",
+            "cost_micros",
+            "charge_micros",
+        ]
+        writer = csv.DictWriter(response, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+        return response
+
+
+@csrf_exempt
+@require_POST
+def stripe_webhook(request: HttpRequest) -> JsonResponse:
+    """Outside tenant auth: the signature over the raw body is the authentication."""
+    try:
+        event = webhook_verify(payload=request.body, signature=request.headers.get("Stripe-Signature"))
+    except WebhookRefused as exc:
+        return JsonResponse(error_body(exc.code, str(exc)), status=400)
+    return JsonResponse({"received": True, "outcome": stripe_event_apply(event=event)})

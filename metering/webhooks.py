@@ -1,0 +1,113 @@
+"""Stripe webhooks: verify the signature, then apply each event id exactly once.
+
+The dedupe row (StripeEvent) and the ledger credit are written in one
+transaction, so a replayed event changes nothing and a crash in between
+leaves neither. Credits are keyed by the PaymentIntent/Invoice id as well, so
+two different events about the same payment still credit once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import stripe
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from metering.models import TopUp, TopUpStatus
+from metering.services import balance_topup
+from tenants.models import Tenant
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_TOLERANCE_S = 300  # Stripe's default: refuse signatures older than five minutes
+CENTS_TO_MICROS = 10_000
+
+
+class WebhookRefused(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
+    secret = settings.STRIPE_WEBHOOK_SECRET
+    if not secret:
+        raise WebhookRefused("webhook_not_configured", "the webhook secret is not configured")
+    if not signature:
+        raise WebhookRefused("signature_missing", "Stripe-Signature header is missing")
+    try:
+        return stripe.Webhook.construct_event(payload, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
+    except stripe.SignatureVerificationError as exc:
+        raise WebhookRefused("signature_invalid", str(exc)) from exc
+    except ValueError as exc:
+        raise WebhookRefused("invalid_payload", str(exc)) from exc
+
+
+def _dedupe_insert(event: stripe.Event, outcome: str) -> bool:
+    sql = (
+        "INSERT INTO metering_stripeevent (event_id, type, created, outcome, received_at) "
+        "VALUES (%s, %s, %s, %s, now()) ON CONFLICT (event_id) DO NOTHING RETURNING id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [event.id, event.type[:64], int(event.created or 0), outcome])
+        return cursor.fetchone() is not None
+
+
+def stripe_event_apply(*, event: stripe.Event) -> str:
+    """Returns applied | duplicate | ignored."""
+    handler = _HANDLERS.get(event.type)
+    with transaction.atomic():
+        if not _dedupe_insert(event, "applied" if handler else "ignored"):
+            return "duplicate"
+        if handler is None:
+            return "ignored"
+        handler(event.data.object)
+    return "applied"
+
+
+def _tenant_of(obj: Any) -> Tenant | None:
+    metadata = obj.get("metadata") or {}
+    tenant_id = metadata.get("tenant_id")
+    if tenant_id and str(tenant_id).isdigit():
+        return Tenant.objects.filter(pk=int(tenant_id)).first()
+    customer = obj.get("customer")
+    return Tenant.objects.filter(stripe_customer_id=customer).first() if customer else None
+
+
+def _payment_intent_succeeded(intent: Any) -> None:
+    tenant = _tenant_of(intent)
+    amount = int(intent.get("amount_received") or intent.get("amount") or 0) * CENTS_TO_MICROS
+    if tenant is None or amount <= 0:
+        logger.error("payment_intent %s: no tenant or amount", intent.get("id"))
+        return
+    balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"topup:{intent['id']}", source="stripe")
+    # Out of order: a late payment_failed never downgrades a succeeded top-up (see below).
+    TopUp.objects.filter(payment_intent_id=intent["id"]).update(
+        status=TopUpStatus.SUCCEEDED, completed_at=timezone.now()
+    )
+
+
+def _payment_intent_failed(intent: Any) -> None:
+    TopUp.objects.filter(payment_intent_id=intent["id"], status=TopUpStatus.PENDING).update(
+        status=TopUpStatus.FAILED, completed_at=timezone.now()
+    )
+
+
+def _invoice_paid(invoice: Any) -> None:
+    """A postpaid tenant's invoice paid: what it owed comes back to its available balance."""
+    tenant = _tenant_of(invoice)
+    amount = int(invoice.get("amount_paid") or 0) * CENTS_TO_MICROS
+    if tenant is None or amount <= 0:
+        return
+    balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"invoice:{invoice['id']}", source="invoice")
+
+
+_HANDLERS: dict[str, Callable[[Any], None]] = {
+    "payment_intent.succeeded": _payment_intent_succeeded,
+    "payment_intent.payment_failed": _payment_intent_failed,
+    "invoice.paid": _invoice_paid,
+}
