@@ -1,0 +1,47 @@
+"""What a probe gets (ProbeContext) and the helper that turns one exchange into an Outcome."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+import aiohttp
+
+from contracts.snapshot import OfferingSnapshot
+from evaluation.probes.availability import ProbeFailure
+from evaluation.probes.exchange import Timed, exchange
+from evaluation.probes.outcome import Outcome
+from evaluation.wire.base import ChatRequest
+
+
+@dataclass(slots=True)
+class ProbeContext:
+    session: aiohttp.ClientSession
+    target: OfferingSnapshot
+    region: str
+    seed: int
+
+    def rng(self, salt: str) -> random.Random:
+        return random.Random(f"{self.seed}:{salt}")
+
+
+async def measure(
+    ctx: ProbeContext, kind: str, variant: str, request: ChatRequest, *, stop_after_first: bool = False
+) -> tuple[Outcome, Timed | None]:
+    """Run one exchange; a failure becomes an Outcome with its error class (and no Timed)."""
+    outcome = Outcome(kind=kind, variant=variant, started_at=time.time(), details={"seed": ctx.seed})
+    try:
+        timed = await exchange(ctx.session, ctx.target, request, stop_after_first=stop_after_first)
+    except ProbeFailure as failure:
+        outcome.error_class = failure.error_class
+        outcome.http_status = failure.http_status
+        outcome.details.update(error=str(failure)[:300], rate_limit=failure.rate_limit)
+        return outcome, None
+    outcome.http_status = timed.http_status
+    outcome.ttft_ms, outcome.tps, outcome.total_ms = timed.ttft_ms, timed.tps, timed.total_ms
+    outcome.input_tokens, outcome.output_tokens = timed.usage.input_total, timed.usage.output
+    outcome.cached_tokens = timed.usage.cached
+    if timed.rate_limit:
+        outcome.details["rate_limit"] = timed.rate_limit
+    return outcome, timed

@@ -1,0 +1,26 @@
+"""What one probe request produced: the fields of a ProbeResult row, before it is saved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Outcome:
+    kind: str
+    variant: str
+    started_at: float  # epoch seconds
+    ttft_ms: float | None = None
+    tps: float | None = None
+    total_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    error_class: str = ""
+    http_status: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.error_class

@@ -1,0 +1,57 @@
+"""The dispatcher: due probes -> batches on probes.<region>, spread over the dispatch period."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+
+from evaluation.catalog import current_catalog, probed_offerings
+from evaluation.models import ProbePolicy
+from evaluation.schedule import DISPATCH_PERIOD_S
+from evaluation.services import schedule
+from tokenway.redis_client import get_redis
+
+# Jobs per Celery task: big enough that one event loop overlaps many probes, small enough to spread load.
+BATCH_SIZE = 25
+
+
+def queue_for(region: str) -> str:
+    return f"probes.{region}"
+
+
+def _batches(due: list[schedule.Due]) -> dict[str, list[list[tuple[int, str]]]]:
+    by_region: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for item in due:
+        by_region[item.region].append((item.offering_id, item.kind))
+    return {
+        region: [jobs[i : i + BATCH_SIZE] for i in range(0, len(jobs), BATCH_SIZE)]
+        for region, jobs in by_region.items()
+    }
+
+
+def probes_dispatch(
+    *, now: float | None = None, rng: random.Random | None = None, spread_s: float = DISPATCH_PERIOD_S
+) -> int:
+    """Enqueue every due probe; returns how many. Safe to call concurrently (a lock makes one of them a no-op)."""
+    from evaluation.tasks import probe_batch
+
+    client = get_redis()
+    # Race: two beats (or a slow run overlapping the next) would both claim the same members; the lock serialises them.
+    if not client.set(schedule.LOCK_KEY, "1", nx=True, ex=DISPATCH_PERIOD_S):
+        return 0
+    try:
+        now = time.time() if now is None else now
+        rng = rng or random.Random()
+        offerings = sorted(probed_offerings(current_catalog()))
+        policies = {p.offering_id: p for p in ProbePolicy.objects.filter(offering_id__in=offerings)}
+        wanted = schedule.desired_members(offerings, policies)
+        schedule.schedule_sync(client=client, wanted=wanted, now=now, rng=rng)
+        due = schedule.schedule_claim(client=client, wanted=wanted, now=now, rng=rng)
+        for region, batches in _batches(due).items():
+            for jobs in batches:
+                countdown = rng.uniform(0, spread_s) if spread_s > 0 else None
+                probe_batch.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
+        return len(due)
+    finally:
+        client.delete(schedule.LOCK_KEY)

@@ -1,0 +1,40 @@
+"""One statistics refresh: aggregates (stale windows), incidents, snapshot, live notification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils import timezone
+
+from evaluation.catalog import current_catalog
+from evaluation.models import Incident
+from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_is_stale
+from evaluation.services.incidents import incidents_detect
+from evaluation.services.live import leaderboard_notify
+from evaluation.services.snapshot import build_snapshot, snapshot_publish
+from tokenway.redis_client import get_redis
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshReport:
+    windows: dict[str, int]
+    opened: int
+    closed: int
+    version: int
+
+
+def stats_refresh(*, force: bool = False) -> RefreshReport:
+    now = timezone.now()
+    prices = {o.offering_id: o.prices for o in current_catalog().offerings}
+    windows = {
+        w: aggregates_refresh(window=w, prices=prices, now=now) for w in WINDOWS if force or window_is_stale(w, now)
+    }
+    opened, closed = incidents_detect(now=now)
+    snapshot = build_snapshot()
+    version = snapshot_publish(client=get_redis(), snapshot=snapshot)
+    leaderboard_notify(
+        version=version,
+        generated_at=snapshot.generated_at,
+        incidents_open=Incident.objects.filter(closed_at__isnull=True).count(),
+    )
+    return RefreshReport(windows=windows, opened=opened, closed=closed, version=version)

@@ -1,0 +1,37 @@
+"""Writes of raw probe results."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from evaluation.models import ProbeResult
+from evaluation.probes.outcome import Outcome
+from evaluation.runner import Job
+
+# Rows per INSERT; a batch of 25 jobs yields at most ~100 rows, so one statement in practice.
+INSERT_BATCH = 500
+
+
+def _row(job: Job, region: str, outcome: Outcome) -> ProbeResult:
+    return ProbeResult(
+        offering_id=job.offering_id,
+        region=region,
+        kind=outcome.kind,
+        variant=outcome.variant,
+        started_at=dt.datetime.fromtimestamp(outcome.started_at, tz=dt.UTC),
+        ttft_ms=outcome.ttft_ms,
+        tps=outcome.tps,
+        total_ms=outcome.total_ms,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        cached_tokens=outcome.cached_tokens,
+        error_class=outcome.error_class,
+        http_status=outcome.http_status,
+        details=outcome.details,
+    )
+
+
+def probe_results_save(*, region: str, results: list[tuple[Job, list[Outcome]]]) -> int:
+    rows = [_row(job, region, outcome) for job, outcomes in results for outcome in outcomes]
+    ProbeResult.objects.bulk_create(rows, batch_size=INSERT_BATCH)
+    return len(rows)

@@ -1,0 +1,1 @@
+"""Plain-Python statistics: percentiles with order-statistic CIs, Wilson intervals, bootstrap, CUSUM."""

@@ -1,0 +1,75 @@
+"""Celery tasks of the evaluation domain: thin wrappers that call services and own retries."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from celery import Task, shared_task
+
+from evaluation import conf
+from evaluation.catalog import current_catalog, probed_offerings
+from evaluation.runner import Job, run_jobs
+from evaluation.services.dispatch import probes_dispatch as dispatch_service
+from evaluation.services.dispatch import queue_for
+from evaluation.services.results import probe_results_save
+
+logger = logging.getLogger(__name__)
+
+# A misrouted batch is forwarded to its region's queue once; a second misroute means a misconfigured fleet.
+MAX_REROUTES = 1
+
+
+@shared_task(name="evaluation.probes_dispatch", ignore_result=True)  # type: ignore[untyped-decorator]
+def probes_dispatch() -> int:
+    return dispatch_service()
+
+
+def _misrouted(task: Task, region: str) -> bool:
+    here = conf.this_region()
+    routing_key = (task.request.delivery_info or {}).get("routing_key")
+    return region != here or (routing_key is not None and routing_key != queue_for(region))
+
+
+@shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)  # type: ignore[untyped-decorator]
+def probe_batch(self: Task, region: str, jobs: list[list[Any]], reroutes: int = 0) -> dict[str, Any]:
+    """Run one batch of probes from this worker's region; refuse batches meant for another region."""
+    if _misrouted(self, region):
+        logger.warning(
+            "probe batch for %s reached a %s worker (queue %s)", region, conf.this_region(), self.request.delivery_info
+        )
+        if reroutes < MAX_REROUTES:
+            probe_batch.apply_async(args=(region, jobs, reroutes + 1), queue=queue_for(region))
+        return {"refused": True, "region": region, "worker_region": conf.this_region()}
+    targets = probed_offerings(current_catalog())
+    parsed = [Job(offering_id=int(oid), kind=str(kind)) for oid, kind in jobs]
+    results = asyncio.run(run_jobs(parsed, targets, region=region))
+    saved = probe_results_save(region=region, results=results)
+    return {"refused": False, "region": region, "jobs": len(parsed), "rows": saved}
+
+
+# A refresh that takes longer than the beat period must not overlap the next one.
+REFRESH_LOCK_KEY = "tw:eval:refresh:lock"
+REFRESH_LOCK_S = 55
+
+
+@shared_task(name="evaluation.stats_refresh", ignore_result=True)  # type: ignore[untyped-decorator]
+def stats_refresh() -> int | None:
+    from evaluation.services.refresh import stats_refresh as refresh_service
+    from tokenway.redis_client import get_redis
+
+    client = get_redis()
+    if not client.set(REFRESH_LOCK_KEY, "1", nx=True, ex=REFRESH_LOCK_S):
+        return None
+    try:
+        return refresh_service().version
+    finally:
+        client.delete(REFRESH_LOCK_KEY)
+
+
+@shared_task(name="evaluation.probe_results_prune", ignore_result=True)  # type: ignore[untyped-decorator]
+def probe_results_prune() -> int:
+    from evaluation.services.retention import probe_results_prune as prune_service
+
+    return prune_service()
