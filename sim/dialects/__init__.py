@@ -1,0 +1,1 @@
+"""Wire dialects: request parsing/validation and response rendering, one module per dialect."""
