@@ -14,6 +14,7 @@ $(STAMP): requirements/dev.lock
 	@touch $(STAMP)
 
 install: $(STAMP)
+	@test frontend/static/vendor/chart.umd.js -nt frontend/package-lock.json || (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 
 run: install
 	@$(PY) -m tokenway.devstack run -- $(PY) -m tokenway.runall

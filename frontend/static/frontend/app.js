@@ -1,0 +1,52 @@
+/* Shared behaviour: copy buttons, progress on submit, a reconnecting websocket helper. */
+(function () {
+  "use strict";
+  const tw = (window.tw = window.tw || {});
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const source = document.getElementById(button.dataset.copy);
+    const text = source ? (source.value || source.textContent).trim() : "";
+    const done = () => { const label = button.textContent; button.textContent = button.dataset.copied || "Copied"; setTimeout(() => (button.textContent = label), 1500); };
+    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, done);
+    else { const area = document.createElement("textarea"); area.value = text; document.body.appendChild(area); area.select(); document.execCommand("copy"); area.remove(); done(); }
+  });
+
+  // Every form submission shows progress on its button and cannot be sent twice.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form.dataset.noProgress !== undefined || event.defaultPrevented) return;
+    const confirmText = form.dataset.confirm;
+    if (confirmText && !window.confirm(confirmText)) { event.preventDefault(); return; }
+    const button = form.querySelector("button[type=submit], button:not([type])");
+    if (button) {
+      setTimeout(() => { button.disabled = true; button.insertAdjacentHTML("afterbegin", '<span class="spinner" aria-hidden="true"></span>'); }, 0);
+    }
+  });
+
+  tw.providerColor = (slug) => {
+    const palette = ["#3b5bdb", "#e8590c", "#2b8a3e", "#c2255c", "#1098ad", "#7048e8", "#f08c00", "#5c940d", "#d6336c", "#495057"];
+    let hash = 0;
+    for (const ch of slug || "") hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+    return palette[hash % palette.length];
+  };
+  document.querySelectorAll("[data-provider-dot]").forEach((dot) => (dot.style.background = tw.providerColor(dot.dataset.providerDot)));
+
+  // A websocket that reconnects with back-off; status element shows whether live updates flow.
+  tw.live = (path, onMessage, statusEl) => {
+    let delay = 500;
+    const open = () => {
+      const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + path);
+      socket.onopen = () => { delay = 500; if (statusEl) { statusEl.className = "live-on"; statusEl.textContent = statusEl.dataset.on || "● live"; } };
+      socket.onmessage = (event) => { try { onMessage(JSON.parse(event.data)); } catch (err) { console.error(err); } };
+      socket.onclose = () => {
+        if (statusEl) { statusEl.className = "live-off"; statusEl.textContent = statusEl.dataset.off || "reconnecting…"; }
+        setTimeout(open, delay); delay = Math.min(delay * 2, 15000);
+      };
+    };
+    open();
+  };
+
+  tw.json = (id) => { const el = document.getElementById(id); return el ? JSON.parse(el.textContent) : null; };
+})();

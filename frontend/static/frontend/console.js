@@ -1,0 +1,39 @@
+/* Console: one websocket per tenant page; balance and the request log refresh when metering pushes. */
+(function () {
+  "use strict";
+  const main = document.getElementById("console-main");
+  if (!main || !window.tw) return;
+  const state = (window.twConsole = { updates: 0 });
+  const summary = document.getElementById("summary");
+  const rows = document.getElementById("request-rows");
+  let pending = null;
+
+  async function refresh() {
+    pending = null;
+    if (summary) {
+      const html = await fetch(main.dataset.summaryUrl, { credentials: "same-origin" }).then((r) => r.text());
+      const holder = document.createElement("div");
+      holder.innerHTML = html;
+      ["balance", "month-spend"].forEach((id) => {
+        const fresh = holder.querySelector("#" + id), old = document.getElementById(id);
+        if (fresh && old && fresh.textContent !== old.textContent) { old.replaceWith(fresh); fresh.closest(".card").classList.add("flash"); }
+      });
+    }
+    if (rows && !location.search.includes("before=")) {
+      const table = document.getElementById("request-log");
+      const html = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin" }).then((r) => r.text());
+      const known = new Set([...rows.querySelectorAll("tr[data-request-id]")].map((tr) => tr.dataset.requestId));
+      rows.innerHTML = html;
+      rows.querySelectorAll("tr[data-request-id]").forEach((tr) => { if (!known.has(tr.dataset.requestId)) tr.classList.add("flash"); });
+      const empty = document.getElementById("requests-empty");
+      if (empty) empty.hidden = rows.children.length > 0;
+    }
+    state.updates += 1;
+  }
+
+  window.tw.live("/ws/tenant/" + encodeURIComponent(main.dataset.tenant) + "/", (message) => {
+    if (message.event === "hello") return;
+    if (!pending) pending = setTimeout(refresh, 150); // coalesce bursts of pushes into one refresh
+  }, document.getElementById("tenant-live"));
+  state.refresh = refresh;
+})();

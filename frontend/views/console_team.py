@@ -1,0 +1,71 @@
+"""Members and invitations. Calls tenants.services / tenants.invitations."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from frontend.forms import InviteForm
+from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
+from tenants.invitations import invitation_create, invitation_revoke
+from tenants.models import Membership, Role
+from tenants.permissions import Action
+from tenants.selectors import tenant_invitation_get, tenant_invitations, tenant_member_get, tenant_members
+from tenants.services import membership_change_role, membership_remove
+from tokenway.api_errors import ApiError
+
+
+@tenant_page
+def team(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = InviteForm(request.POST or None)
+    invite_link = None
+    if request.method == "POST":
+        if denied := deny(request, membership, Action.INVITATION_MANAGE):
+            return denied
+        if form.is_valid():
+            try:
+                issued = invitation_create(
+                    actor=membership, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
+                )
+            except ApiError as exc:
+                apply_api_error(form, exc)
+            else:
+                invite_link = request.build_absolute_uri(f"/accounts/invitations/{issued.token}/")
+                form = InviteForm()
+    return render_console(
+        request, membership, "frontend/console/team.html", "team",
+        members=tenant_members(membership=membership), invitations=tenant_invitations(membership=membership)[:50],
+        form=form, invite_link=invite_link, roles=Role.choices,
+    )  # fmt: skip
+
+
+@require_POST
+@tenant_page
+def invitation_cancel(request: HttpRequest, membership: Membership, invitation_id: int) -> HttpResponse:
+    if denied := deny(request, membership, Action.INVITATION_MANAGE):
+        return denied
+    invitation_revoke(invitation=tenant_invitation_get(membership=membership, invitation_id=invitation_id))
+    messages.success(request, _("Invitation revoked; its link no longer works."))
+    return redirect("frontend:team", slug=membership.tenant.slug)
+
+
+@require_POST
+@tenant_page
+def member_update(request: HttpRequest, membership: Membership, member_id: int) -> HttpResponse:
+    member = tenant_member_get(membership=membership, member_id=member_id)
+    action = Action.MEMBER_REMOVE if request.POST.get("remove") else Action.MEMBER_CHANGE_ROLE
+    if denied := deny(request, membership, action):
+        return denied
+    try:
+        if action == Action.MEMBER_REMOVE:
+            membership_remove(actor=membership, member=member)
+            messages.success(request, _("Member removed."))
+        else:
+            membership_change_role(actor=membership, member=member, role=request.POST.get("role", ""))
+            messages.success(request, _("Role updated."))
+    except ApiError as exc:
+        messages.error(request, str(exc.detail))
+    return redirect("frontend:team", slug=membership.tenant.slug)
