@@ -1,16 +1,23 @@
-"""Gateway ASGI application (placeholder until the gateway lands)."""
+"""Gateway ASGI application: lifespan starts the clients and refreshers; paths go to handlers."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+import logging
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from routing.asgi_io import ASGIApp, Receive, Scope, Send, respond
+from routing.config import GatewayConfig
+from routing.errors import GatewayError
+from routing.gateway import Gateway
+from routing.handlers import completions, count_tokens, models
+from routing.handlers.common import new_request_id, send_error
+from routing.router.strategy import Strategy
+from routing.wire.dialects import ANTHROPIC, OPENAI
+
+log = logging.getLogger("routing.app")
 
 _HEAD_PROBES = {"/", "/api/hello"}
+
+__all__ = ["ASGIApp", "is_gateway_path", "make_gateway_app"]
 
 
 def is_gateway_path(scope: Scope) -> bool:
@@ -20,18 +27,50 @@ def is_gateway_path(scope: Scope) -> bool:
     return scope.get("method") == "HEAD" and path in _HEAD_PROBES
 
 
-def make_gateway_app() -> ASGIApp:
+async def _lifespan(gateway: Gateway, receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await gateway.start()
+            except Exception as exc:
+                log.exception("gateway failed to start")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await gateway.stop()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+    method, path = scope["method"], scope["path"]
+    if method == "POST" and path == "/v1/chat/completions":
+        await completions.serve(gateway, OPENAI, scope, receive, send)
+    elif method == "POST" and path == "/v1/messages":
+        await completions.serve(gateway, ANTHROPIC, scope, receive, send)
+    elif method == "POST" and path == "/v1/messages/count_tokens":
+        await count_tokens.serve(gateway, scope, receive, send)
+    elif method == "GET" and (path == models.PREFIX or path.startswith(models.PREFIX + "/")):
+        await models.serve(gateway, scope, send)
+    elif method == "HEAD" and path in _HEAD_PROBES:
+        await respond(send, 200, b"", [])
+    else:
+        dialect = ANTHROPIC if path.startswith("/v1/messages") else OPENAI
+        await send_error(
+            send, dialect, GatewayError(404, "not_found", f"No route for {method} {path}."), new_request_id()
+        )
+
+
+def make_gateway_app(config: GatewayConfig | None = None, *, strategy: Strategy | None = None) -> ASGIApp:
+    gateway = Gateway(config or GatewayConfig.from_env(), strategy)
+
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b'{"error": {"message": "gateway not available", "type": "server_error", "code": "not_implemented"}}'
-        await send({"type": "http.response.start", "status": 501, "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": body})
+            await _lifespan(gateway, receive, send)
+        elif scope["type"] == "http":
+            await _dispatch(gateway, scope, receive, send)
 
+    app.gateway = gateway  # type: ignore[attr-defined]
     return app

@@ -1,0 +1,1 @@
+"""Provider adapters: one small module per upstream wire dialect."""

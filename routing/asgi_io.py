@@ -1,0 +1,61 @@
+"""Small ASGI helpers: types, request body with a size limit, headers, plain responses."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from routing.errors import body_too_large
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+JSON = b"application/json"
+SSE = b"text/event-stream"
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body was read."""
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise body_too_large(limit)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def respond(send: Send, status: int, body: bytes, headers: Headers, content_type: bytes = JSON) -> None:
+    all_headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": all_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def start_stream(send: Send, headers: Headers) -> None:
+    all_headers = [(b"content-type", SSE), (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no"), *headers]
+    await send({"type": "http.response.start", "status": 200, "headers": all_headers})
+
+
+async def send_chunk(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def end_stream(send: Send, data: bytes = b"") -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": False})

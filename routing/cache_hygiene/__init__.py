@@ -1,0 +1,1 @@
+"""Prompt-cache hygiene: strip volatile blocks, canonicalise prefixes, fingerprint conversations."""

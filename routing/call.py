@@ -1,0 +1,75 @@
+"""Everything one API call accumulates between its arrival and its usage event."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from contracts.keyrecord import KeyRecord
+from contracts.pricing import charge_micros
+from contracts.snapshot import OfferingSnapshot
+from contracts.usage import MICROS_PER_UNIT, Tokens, cost_micros
+from routing.limits.admission import Admission
+from routing.usage.tracker import UsageTracker
+from routing.wire.dialects import Dialect
+from routing.wire.request import Body, RequestView
+
+
+@dataclass(frozen=True, slots=True)
+class Bill:
+    tokens: Tokens
+    source: str  # "provider" | "estimated"
+    flags: tuple[str, ...]
+    cost_micros: int
+    charge_micros: int
+
+    @property
+    def charge_usd(self) -> float:
+        return self.charge_micros / MICROS_PER_UNIT
+
+
+@dataclass(slots=True)
+class Call:
+    request_id: str
+    dialect: Dialect
+    view: RequestView
+    body: Body
+    headers: dict[str, str]
+    record: KeyRecord
+    tracker: UsageTracker
+    mode: str = "balanced"
+    route_reason: str = ""
+    fingerprint: str | None = None
+    admission: Admission | None = None
+    offering: OfferingSnapshot | None = None
+    byok: bool = False
+    attempts: int = 0
+    status: str = "failed"
+    http_status: int = 0
+    complete: bool = False  # the upstream's answer arrived whole
+    delivered: bool = False  # some of it reached the client
+    client_gone: bool = False
+    ttft_ms: float | None = None
+    extra_flags: list[str] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    started_mono: float = field(default_factory=time.monotonic)
+
+    def bill(self) -> Bill:
+        """What this call costs now: zero unless an offering produced something."""
+        if self.offering is None or not (self.complete or self.delivered):
+            return Bill(Tokens(), "provider", tuple(self.extra_flags), 0, 0)
+        tokens, source, flags = self.tracker.tokens(self.offering, complete=self.complete)
+        cost = cost_micros(tokens, self.offering.prices)
+        charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
+        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge)
+
+    def usage_for_client(self) -> dict[str, object]:
+        bill = self.bill()
+        return self.dialect.usage(bill.tokens, bill.charge_usd, estimated=bill.source == "estimated")
+
+    def provenance(self) -> list[tuple[bytes, bytes]]:
+        headers = [(b"x-request-id", self.request_id.encode()), (b"x-tokenway-route", self.route_reason.encode())]
+        if self.offering is not None:
+            headers.append((b"x-tokenway-provider", self.offering.provider.encode()))
+            headers.append((b"x-tokenway-offering", str(self.offering.offering_id).encode()))
+        return headers

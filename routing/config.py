@@ -1,0 +1,85 @@
+"""Gateway settings, read once from the environment (no Django import)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEV_PEPPER = "dev-insecure-key-pepper"  # same default as platform/tokenway/settings.py
+DEV_CREDENTIAL_KEYS = ("ZGV2LWluc2VjdXJlLWZlcm5ldC1rZXktMzJieXRlcyE=",)
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_secret(name: str, default: str = "") -> str:
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        return Path(path).read_text().strip()
+    return os.environ.get(name, default)
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    return float(raw) if raw else default
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+def env_list(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def _is_production() -> bool:
+    return env_str("TOKENWAY_ENV", "development") == "production"
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    region: str = "beijing"
+    key_pepper: str = DEV_PEPPER
+    credential_keys: tuple[str, ...] = DEV_CREDENTIAL_KEYS
+    max_body_bytes: int = 10 * 1024 * 1024
+    connect_timeout_s: float = 5.0
+    first_token_timeout_s: float = 60.0  # upstream headers + first body bytes
+    idle_timeout_s: float = 60.0  # longest gap between two upstream chunks
+    deadline_s: float = 600.0  # whole request, a slow drip included
+    key_poll_s: float = 0.2  # safety net beside pub/sub: revocation within 1 s
+    snapshot_poll_s: float = 0.2
+    breaker_failures: int = 3  # consecutive failures that open an offering's breaker
+    breaker_cooldown_s: float = 15.0
+    generation_ttl_s: int = 3600
+    hold_grace_s: float = 60.0  # hold and lease expiry beyond the deadline (metering's reaper)
+    max_attempts: int = 3
+    placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls) -> GatewayConfig:
+        prod = _is_production()
+        pepper = env_secret("TOKENWAY_KEY_PEPPER", "" if prod else DEV_PEPPER)
+        if prod and not pepper:
+            raise RuntimeError("TOKENWAY_KEY_PEPPER must be set in production")
+        return cls(
+            redis_url=env_str("REDIS_URL", _D.redis_url),
+            region=env_str("TOKENWAY_REGION", env_list("TOKENWAY_REGIONS", ("beijing",))[0]),
+            key_pepper=pepper,
+            credential_keys=env_list("TOKENWAY_CREDENTIAL_KEYS", () if prod else DEV_CREDENTIAL_KEYS),
+            max_body_bytes=env_int("TOKENWAY_MAX_BODY_BYTES", _D.max_body_bytes),
+            connect_timeout_s=env_float("TOKENWAY_CONNECT_TIMEOUT", _D.connect_timeout_s),
+            first_token_timeout_s=env_float("TOKENWAY_FIRST_TOKEN_TIMEOUT", _D.first_token_timeout_s),
+            idle_timeout_s=env_float("TOKENWAY_IDLE_TIMEOUT", _D.idle_timeout_s),
+            deadline_s=env_float("TOKENWAY_DEADLINE", _D.deadline_s),
+        )
+
+
+_D = GatewayConfig()

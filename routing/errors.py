@@ -1,0 +1,68 @@
+"""Gateway errors: one exception type carrying status, stable code and message.
+
+Rendering into the caller's dialect lives in routing/wire/.
+"""
+
+from __future__ import annotations
+
+
+class GatewayError(Exception):
+    """A refusal or failure the caller sees; ``code`` is stable, ``message`` human."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        param: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.param = param
+        self.retry_after = retry_after
+
+
+def invalid_request(message: str, *, param: str | None = None) -> GatewayError:
+    return GatewayError(400, "invalid_request", message, param=param)
+
+
+def invalid_key() -> GatewayError:
+    return GatewayError(401, "invalid_api_key", "Invalid or missing API key.")
+
+
+def forbidden(message: str) -> GatewayError:
+    return GatewayError(403, "forbidden_scope", message)
+
+
+def unknown_model(model: str) -> GatewayError:
+    return GatewayError(
+        404, "model_not_found", f"The model {model!r} does not exist or is not available.", param="model"
+    )
+
+
+def body_too_large(limit: int) -> GatewayError:
+    return GatewayError(413, "request_too_large", f"Request body exceeds {limit} bytes.")
+
+
+class UpstreamFailure(Exception):
+    """One attempt at one offering failed; ``retryable`` says if another offering may be tried."""
+
+    def __init__(self, status: int, kind: str, message: str, *, retryable: bool, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status  # the status we would show the caller: 502, 503 or 504
+        self.kind = kind  # "connect" | "timeout" | "http_429" | "http_5xx" | "http_4xx" | "protocol"
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.upstream_status: int | None = None
+        self.upstream_body: bytes = b""
+
+    def to_gateway_error(self) -> GatewayError:
+        code = {502: "upstream_error", 503: "upstream_unavailable", 504: "upstream_timeout"}.get(
+            self.status, "upstream_error"
+        )
+        return GatewayError(self.status, code, self.message, retry_after=self.retry_after)

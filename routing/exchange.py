@@ -1,0 +1,81 @@
+"""Forward a call along its route with failover before the first byte, then relay the answer."""
+
+from __future__ import annotations
+
+import time
+
+import aiohttp
+
+from contracts.snapshot import OfferingSnapshot
+from routing.adapters.registry import adapter_for
+from routing.asgi_io import Send
+from routing.call import Call
+from routing.config import GatewayConfig
+from routing.credentials import Credentials
+from routing.errors import GatewayError, UpstreamFailure
+from routing.failover.health import HealthBoard
+from routing.failover.upstream import Opened, open_attempt
+from routing.prepare import forward_body
+from routing.relay import relay_json, relay_stream
+
+
+class Exchanger:
+    def __init__(
+        self, config: GatewayConfig, session: aiohttp.ClientSession, health: HealthBoard, credentials: Credentials
+    ):
+        self._config = config
+        self._session = session
+        self._health = health
+        self._credentials = credentials
+
+    async def run(self, call: Call, offerings: list[OfferingSnapshot], send: Send) -> None:
+        """Try offerings in order until one answers; raise the last failure as a GatewayError."""
+        deadline = call.started_mono + self._config.deadline_s
+        failure: UpstreamFailure | None = None
+        for offering in offerings[: self._config.max_attempts]:
+            if time.monotonic() >= deadline:
+                break
+            try:
+                opened = await self._attempt(call, offering, deadline)
+            except UpstreamFailure as exc:
+                failure = exc
+                if not exc.retryable:
+                    break
+                self._health.failure(
+                    offering.offering_id, retry_after=exc.retry_after if exc.kind.startswith("http_") else None
+                )
+                continue
+            self._health.success(offering.offering_id, opened.ttfb_ms)
+            await self._relay(call, offering, opened, send, deadline)
+            return
+        raise _final_error(failure)
+
+    async def _attempt(self, call: Call, offering: OfferingSnapshot, deadline: float) -> Opened:
+        call.attempts += 1
+        if call.attempts > 1 and "+failover" not in call.route_reason:
+            call.route_reason += "+failover"
+        adapter = adapter_for(offering.dialect)
+        api_key, _ = self._credentials.for_offering(call.record, offering)
+        body = forward_body(call.dialect.name, call.body, offering)
+        self._health.begin(offering.offering_id)
+        return await open_attempt(
+            self._session, adapter.url(offering), adapter.headers(api_key, call.headers), body,
+            stream=call.view.stream, first_byte_s=self._config.first_token_timeout_s, deadline=deadline,
+        )  # fmt: skip
+
+    async def _relay(self, call: Call, offering: OfferingSnapshot, opened: Opened, send: Send, deadline: float) -> None:
+        call.offering = offering
+        call.byok = bool(call.record.byok.get(offering.provider))
+        call.ttft_ms = (time.monotonic() - call.started_mono) * 1000
+        if call.view.stream:
+            await relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
+        else:
+            await relay_json(call, opened, send)
+
+
+def _final_error(failure: UpstreamFailure | None) -> GatewayError:
+    if failure is None:
+        return GatewayError(504, "upstream_timeout", "No provider answered before the deadline.")
+    if not failure.retryable and failure.upstream_status is not None and failure.upstream_status < 500:
+        return GatewayError(failure.upstream_status, "upstream_rejected", failure.message)
+    return failure.to_gateway_error()

@@ -1,0 +1,1 @@
+"""Failover: per-offering health (circuit breaker, cooldowns) and the retry decision."""

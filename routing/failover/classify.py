@@ -1,0 +1,56 @@
+"""Which upstream failures may be retried on another offering, and what the caller sees."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import aiohttp
+
+from routing.errors import UpstreamFailure
+
+MAX_RETRY_AFTER_S = 300.0
+DEFAULT_429_COOLDOWN_S = 5.0
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    raw = headers.get("retry-after") or headers.get("Retry-After")
+    if not raw:
+        return None
+    try:
+        return min(max(float(raw), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        return None
+
+
+def from_status(status: int, headers: Mapping[str, str], body: bytes) -> UpstreamFailure:
+    snippet = body[:300].decode("utf-8", "replace")
+    if status == 429:
+        failure = UpstreamFailure(
+            503, "http_429", "The provider is rate limiting; no other provider could serve the request.",
+            retryable=True, retry_after=retry_after(headers) or DEFAULT_429_COOLDOWN_S,
+        )  # fmt: skip
+    elif status in (503, 529):
+        failure = UpstreamFailure(
+            503,
+            "http_overloaded",
+            f"The provider is overloaded ({status}).",
+            retryable=True,
+            retry_after=retry_after(headers),
+        )
+    elif status >= 500:
+        failure = UpstreamFailure(502, "http_5xx", f"The provider failed with {status}.", retryable=True)
+    elif status in (401, 403, 404, 408):
+        failure = UpstreamFailure(502, "http_4xx", f"The provider refused our request ({status}).", retryable=True)
+    else:
+        failure = UpstreamFailure(status, "http_4xx", f"The provider rejected the request: {snippet}", retryable=False)
+    failure.upstream_status = status
+    failure.upstream_body = body
+    return failure
+
+
+def from_exception(exc: BaseException) -> UpstreamFailure:
+    if isinstance(exc, TimeoutError):
+        return UpstreamFailure(504, "timeout", "The provider did not answer in time.", retryable=True)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return UpstreamFailure(502, "connect", f"Could not connect to the provider: {exc}", retryable=True)
+    return UpstreamFailure(502, "protocol", f"The provider connection failed: {exc}", retryable=True)

@@ -1,0 +1,52 @@
+"""The gateway's long-lived parts, started and stopped by the ASGI lifespan."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from routing.config import GatewayConfig
+from routing.credentials import Credentials
+from routing.exchange import Exchanger
+from routing.failover.health import HealthBoard
+from routing.http_client import make_session
+from routing.limits.scripts import ADMISSION, SETTLE
+from routing.redis_pipe import PipelinedRedis
+from routing.router.affinity import AffinityStore
+from routing.router.strategy import DefaultScorer, Strategy
+from routing.state.catalog import CatalogState
+from routing.state.keys import KeyCache
+from routing.state.refresher import Refresher
+
+
+class Gateway:
+    def __init__(self, config: GatewayConfig, strategy: Strategy | None = None) -> None:
+        self.config = config
+        self.strategy: Strategy = strategy or DefaultScorer()
+        self.redis = PipelinedRedis(config.redis_url)
+        self.keys = KeyCache(self.redis, config.key_pepper)
+        self.catalog = CatalogState(config.region)
+        self.health = HealthBoard(failures_to_open=config.breaker_failures, cooldown_s=config.breaker_cooldown_s)
+        self.affinity = AffinityStore(self.redis)
+        self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
+        self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
+        self._session: aiohttp.ClientSession | None = None
+        self._exchanger: Exchanger | None = None
+
+    @property
+    def exchanger(self) -> Exchanger:
+        assert self._exchanger is not None, "gateway not started (ASGI lifespan)"
+        return self._exchanger
+
+    async def start(self) -> None:
+        await self.redis.connect()
+        for script in (ADMISSION, SETTLE):
+            await self.redis.execute("SCRIPT", "LOAD", script.source)
+        self._session = make_session(self.config)
+        self._exchanger = Exchanger(self.config, self._session, self.health, self.credentials)
+        await self.refresher.start()
+
+    async def stop(self) -> None:
+        await self.refresher.stop()
+        if self._session is not None:
+            await self._session.close()
+        await self.redis.close()

@@ -1,0 +1,1 @@
+"""HTTP handlers of the gateway's endpoints; thin, one per endpoint family."""

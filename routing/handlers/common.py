@@ -1,0 +1,50 @@
+"""What every authenticated endpoint does first: request id, API key, JSON body."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from contracts.keyrecord import KeyRecord
+from routing.asgi_io import Send, respond
+from routing.errors import GatewayError, invalid_key, invalid_request
+from routing.gateway import Gateway
+from routing.wire.dialects import Dialect
+
+
+def new_request_id() -> str:
+    return "gen-" + os.urandom(12).hex()
+
+
+def api_key_from(headers: dict[str, str]) -> str:
+    """``Authorization: Bearer`` or ``x-api-key``: identical decisions either way."""
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip()
+    key = headers.get("x-api-key", "").strip()
+    if not key:
+        raise invalid_key()
+    return key
+
+
+async def authenticate(gw: Gateway, headers: dict[str, str]) -> KeyRecord:
+    return await gw.keys.resolve(api_key_from(headers))
+
+
+def parse_json(raw: bytes) -> dict[str, Any]:
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise invalid_request(f"Request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise invalid_request("Request body must be a JSON object.")
+    return body
+
+
+async def send_error(send: Send, dialect: Dialect, err: GatewayError, request_id: str) -> None:
+    headers = [(b"x-request-id", request_id.encode())]
+    if err.retry_after is not None:
+        headers.append((b"retry-after", str(max(1, round(err.retry_after))).encode()))
+    await respond(send, err.status, dialect.error_body(err), headers)

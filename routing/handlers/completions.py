@@ -1,0 +1,103 @@
+"""``POST /v1/chat/completions`` and ``POST /v1/messages``: auth, admission, route, forward, account."""
+
+from __future__ import annotations
+
+import asyncio
+
+from contracts.pricing import charge_micros
+from contracts.snapshot import OfferingSnapshot
+from contracts.usage import Tokens, cost_micros
+from routing.accounting import account
+from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
+from routing.cache_hygiene.fingerprint import anthropic_fingerprint, openai_fingerprint
+from routing.call import Call
+from routing.errors import GatewayError
+from routing.gateway import Gateway
+from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.limits.admission import admit
+from routing.router import prefs as provider_prefs
+from routing.router.candidates import Need
+from routing.router.route import check_model_scope, plan, route_mode
+from routing.usage.tracker import UsageTracker
+from routing.wire.dialects import Dialect
+from routing.wire.request import RequestView
+
+AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
+
+
+async def serve(gw: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> None:
+    request_id = new_request_id()
+    headers = header_map(scope)
+    try:
+        record = await authenticate(gw, headers)
+        body = parse_json(await read_body(receive, gw.config.max_body_bytes))
+        view = dialect.view(body)
+    except GatewayError as err:
+        await send_error(send, dialect, err, request_id)
+        return
+    except ClientGone:
+        return
+    call = Call(request_id, dialect, view, body, headers, record, UsageTracker(view.input_estimate))
+    await _run(gw, call, receive, send)
+
+
+async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    watcher = asyncio.create_task(_watch_disconnect(receive, call, task))
+    try:
+        await _serve_call(gw, call, send)
+    except asyncio.CancelledError:
+        if not call.client_gone:
+            await account(gw, call)
+            raise
+        task.uncancel()
+        call.status = "client_cancelled"
+    except GatewayError as err:
+        call.http_status = err.status
+        if call.offering is None or not call.delivered:
+            call.status = "upstream_error" if call.attempts else "failed"
+            await send_error(send, call.dialect, err, call.request_id)
+    finally:
+        watcher.cancel()
+    await account(gw, call)
+
+
+async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[None]) -> None:
+    """A disconnect cancels the call's task at once, which closes the upstream connection."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            call.client_gone = True
+            task.cancel()
+            return
+
+
+async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
+    view, record = call.view, call.record
+    check_model_scope(view.model, record)
+    call.mode = route_mode(call.headers.get("x-tokenway-route"), record)
+    prefs = provider_prefs.parse(view.provider_prefs)
+    need = Need(view.input_estimate, view.max_tokens, view.needs)
+    if view.input_estimate >= AFFINITY_MIN_TOKENS:
+        call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
+    affinity = await gw.affinity.lookup(call.fingerprint) if call.fingerprint else None
+    route = plan(
+        state=gw.catalog, health=gw.health, strategy=gw.strategy, record=record, model=view.model,
+        need=need, prefs=prefs, mode=call.mode, affinity=affinity,
+    )  # fmt: skip
+    call.route_reason = route.reason
+    hold = max(_worst_case(o, view, call) for o in route.offerings)
+    reserve = view.input_estimate + (view.max_tokens or max(o.max_output for o in route.offerings))
+    lifetime = gw.config.deadline_s + gw.config.hold_grace_s
+    call.admission = await admit(gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime)
+    await gw.exchanger.run(call, route.offerings, send)
+
+
+def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
+    """Tenant charge if the whole input estimate is uncached and every allowed output token is used."""
+    tokens = Tokens(input_uncached=view.input_estimate, output=view.max_tokens or offering.max_output)
+    cost = cost_micros(tokens, offering.prices)
+    return charge_micros(
+        cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok
+    )

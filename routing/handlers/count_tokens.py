@@ -1,0 +1,28 @@
+"""``POST /v1/messages/count_tokens``: the gateway's estimate (contracts.tokens), no upstream call."""
+
+from __future__ import annotations
+
+import orjson
+
+from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, respond
+from routing.errors import GatewayError, unknown_model
+from routing.gateway import Gateway
+from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.wire import anthropic
+from routing.wire.dialects import ANTHROPIC
+
+
+async def serve(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+    request_id = new_request_id()
+    try:
+        await authenticate(gw, header_map(scope))
+        view = anthropic.view(parse_json(await read_body(receive, gw.config.max_body_bytes)), count_only=True)
+        if view.model not in gw.catalog.by_model:
+            raise unknown_model(view.model)
+    except GatewayError as err:
+        await send_error(send, ANTHROPIC, err, request_id)
+        return
+    except ClientGone:
+        return
+    body = orjson.dumps({"input_tokens": view.input_estimate})
+    await respond(send, 200, body, [(b"x-request-id", request_id.encode())])

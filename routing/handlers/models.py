@@ -1,0 +1,57 @@
+"""``GET /v1/models`` and ``GET /v1/models/{id}``: one shape both SDKs parse."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from routing.asgi_io import Scope, Send, header_map, respond
+from routing.errors import GatewayError, unknown_model
+from routing.gateway import Gateway
+from routing.handlers.common import authenticate, new_request_id, send_error
+from routing.wire.dialects import ANTHROPIC, OPENAI, Dialect
+
+PREFIX = "/v1/models"
+
+
+def _dialect(headers: dict[str, str]) -> Dialect:
+    return ANTHROPIC if "anthropic-version" in headers else OPENAI
+
+
+def _model(gw: Gateway, model: str, created: int) -> dict[str, Any]:
+    offerings = gw.catalog.by_model[model]
+    return {
+        "id": model,
+        "object": "model",
+        "type": "model",
+        "created": created,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(created)),
+        "display_name": model,
+        "owned_by": "tokenway",
+        "context_length": max(o.context_window for o in offerings),
+        "providers": sorted({o.provider for o in offerings}),
+    }
+
+
+async def serve(gw: Gateway, scope: Scope, send: Send) -> None:
+    headers = header_map(scope)
+    request_id = new_request_id()
+    dialect = _dialect(headers)
+    created = int(gw.catalog.catalog.generated_at) if gw.catalog.catalog else 0
+    try:
+        await authenticate(gw, headers)
+        model_id = scope["path"][len(PREFIX) :].lstrip("/")
+        if model_id:
+            if model_id not in gw.catalog.by_model:
+                raise unknown_model(model_id)
+            body = _model(gw, model_id, created)
+        else:
+            data = [_model(gw, m, created) for m in gw.catalog.models()]
+            body = {"object": "list", "data": data, "has_more": False,
+                    "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}  # fmt: skip
+    except GatewayError as err:
+        await send_error(send, dialect, err, request_id)
+        return
+    await respond(send, 200, orjson.dumps(body), [(b"x-request-id", request_id.encode())])

@@ -1,0 +1,66 @@
+-- Admission of one request, atomically, in one round trip.
+--
+-- KEYS: 1 key rate window (hash r,t)   2 tenant rate window   3 key concurrency zset
+--       4 tenant concurrency zset      5 key month spend      6 tenant available
+--       7 tenant holds hash            8 hold expiries zset (global, scanned by the reaper)
+-- ARGV: 1 now  2 key rpm  3 tenant rpm  4 key tpm  5 tenant tpm  6 key conc  7 tenant conc
+--       8 tokens reserved  9 lease id  10 lease expiry  11 monthly budget (-1 = none)
+--       12 hold micros  13 hold id  14 hold member "<tid>:<hold_id>"  15 hold expiry
+--       16 seconds left in the minute window
+-- Returns {0, 0} admitted, or {code, retry_after_seconds} refused (nothing written):
+--   1 key rpm  2 tenant rpm  3 key tpm  4 tenant tpm  5 key conc  6 tenant conc
+--   7 key budget  8 tenant balance
+--
+-- Races prevented (all checks and writes are one atomic step):
+-- * two requests each reading "59 of 60 used" and both passing the RPM/TPM check;
+-- * two requests both taking the last concurrency slot;
+-- * two requests both holding the same last dollars of the tenant's balance
+--   (GET avail then DECRBY from another process would overdraw it);
+-- * a refusal that had already counted the request in a window or taken a lease.
+local now = tonumber(ARGV[1])
+local window_left = tonumber(ARGV[16])
+
+local function field(key, name)
+  return tonumber(redis.call('HGET', key, name) or '0')
+end
+
+local function over(limit, used, add)
+  return limit > 0 and used + add > limit
+end
+
+if over(tonumber(ARGV[2]), field(KEYS[1], 'r'), 1) then return {1, window_left} end
+if over(tonumber(ARGV[3]), field(KEYS[2], 'r'), 1) then return {2, window_left} end
+local tokens = tonumber(ARGV[8])
+if over(tonumber(ARGV[4]), field(KEYS[1], 't'), tokens) then return {3, window_left} end
+if over(tonumber(ARGV[5]), field(KEYS[2], 't'), tokens) then return {4, window_left} end
+
+local key_conc, tenant_conc = tonumber(ARGV[6]), tonumber(ARGV[7])
+if key_conc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) >= key_conc then return {5, 1} end
+end
+if tenant_conc > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+  if redis.call('ZCARD', KEYS[4]) >= tenant_conc then return {6, 1} end
+end
+
+local hold = tonumber(ARGV[12])
+local budget = tonumber(ARGV[11])
+if budget >= 0 and tonumber(redis.call('GET', KEYS[5]) or '0') + hold > budget then return {7, 0} end
+if hold > 0 and hold > tonumber(redis.call('GET', KEYS[6]) or '0') then return {8, 0} end
+
+-- Admitted: count, lease, hold.
+for i = 1, 2 do
+  redis.call('HINCRBY', KEYS[i], 'r', 1)
+  redis.call('HINCRBY', KEYS[i], 't', tokens)
+  redis.call('EXPIRE', KEYS[i], 120)
+end
+local lease_expiry = tonumber(ARGV[10])
+if key_conc > 0 then redis.call('ZADD', KEYS[3], lease_expiry, ARGV[9]) ; redis.call('EXPIRE', KEYS[3], 3600) end
+if tenant_conc > 0 then redis.call('ZADD', KEYS[4], lease_expiry, ARGV[9]) ; redis.call('EXPIRE', KEYS[4], 3600) end
+if hold > 0 then
+  redis.call('DECRBY', KEYS[6], hold)
+  redis.call('HSET', KEYS[7], ARGV[13], hold)
+  redis.call('ZADD', KEYS[8], tonumber(ARGV[15]), ARGV[14])
+end
+return {0, 0}

@@ -1,0 +1,61 @@
+"""The body forwarded to one offering: translated if dialects differ, cleaned for its cache."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from contracts.snapshot import OfferingSnapshot
+from routing.cache_hygiene.billing import strip_openai_messages, strip_system
+from routing.cache_hygiene.canonical import canonicalise
+from routing.translate import request_a2o, request_o2a
+
+Body = dict[str, Any]
+_GATEWAY_FIELDS = ("provider",)  # ours, never forwarded
+
+
+def _without_gateway_fields(body: Body) -> Body:
+    return {k: v for k, v in body.items() if k not in _GATEWAY_FIELDS}
+
+
+def anthropic_for(body: Body, offering: OfferingSnapshot) -> Body:
+    """Anthropic body after hygiene: first-party keeps it as sent; others lose the billing block."""
+    out = _without_gateway_fields(body)
+    if offering.keeps_billing_block:
+        return out
+    if "system" in out:
+        out["system"], _ = strip_system(out["system"])
+        if out["system"] in ("", []):
+            del out["system"]
+    canonicalise(out, offering.cache_policy)
+    return out
+
+
+def openai_for(body: Body, offering: OfferingSnapshot) -> Body:
+    out = _without_gateway_fields(body)
+    messages = out.get("messages")
+    if isinstance(messages, list) and not offering.keeps_billing_block:
+        copied = [dict(m) if isinstance(m, dict) else m for m in messages]
+        if strip_openai_messages(copied):
+            out["messages"] = copied
+    return out
+
+
+def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
+    if caller == "anthropic":
+        clean = anthropic_for(body, offering)
+        if offering.dialect == "anthropic":
+            clean["model"] = offering.upstream_model
+            return orjson.dumps(clean)
+        return orjson.dumps(request_a2o.request(clean, upstream_model=offering.upstream_model))
+    clean = openai_for(body, offering)
+    if offering.dialect == "openai":
+        clean["model"] = offering.upstream_model
+        if clean.get("stream") is True:
+            clean["stream_options"] = {**(clean.get("stream_options") or {}), "include_usage": True}
+        return orjson.dumps(clean)
+    translated = request_o2a.request(
+        clean, upstream_model=offering.upstream_model, default_max_tokens=offering.max_output
+    )
+    return orjson.dumps(translated)

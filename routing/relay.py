@@ -1,0 +1,130 @@
+"""Relaying one opened upstream answer to the client: whole JSON, or an SSE stream.
+
+After the first byte reaches the client nothing is retried; a failure mid-stream
+(cut, idle gap, deadline) ends the stream with an in-band error in the caller's dialect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import orjson
+
+from routing.asgi_io import Send, end_stream, respond, send_chunk, start_stream
+from routing.call import Call
+from routing.errors import GatewayError
+from routing.failover.upstream import ATTEMPT_ERRORS, Opened
+from routing.translate import response as translate
+from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
+from routing.translate.stream_base import StreamConverter
+from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
+from routing.wire.sse import SseSplitter
+
+
+def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
+    payload = call.usage_for_client
+    model = call.view.model
+    if call.dialect.name == "openai":
+        if upstream_dialect == "openai":
+            return OpenAIPassthrough(call.tracker, payload, client_wants_usage=call.view.wants_stream_usage)
+        return AnthropicToOpenAI(
+            call.tracker,
+            payload,
+            completion_id=f"chatcmpl-{call.request_id}",
+            model=model,
+            include_usage=call.view.wants_stream_usage,
+        )
+    if upstream_dialect == "anthropic":
+        return AnthropicPassthrough(call.tracker, payload)
+    return OpenAIToAnthropic(call.tracker, payload, message_id=f"msg_{call.request_id}", model=model)
+
+
+async def relay_json(call: Call, opened: Opened, send: Send) -> None:
+    assert call.offering is not None
+    try:
+        upstream: dict[str, Any] = orjson.loads(opened.first)
+    except orjson.JSONDecodeError as exc:
+        raise GatewayError(502, "upstream_error", "The provider returned a body that is not JSON.") from exc
+    call.tracker.merge(upstream.get("usage"))
+    call.complete = True
+    body = _caller_body(call, upstream)
+    call.status, call.http_status = "ok", 200
+    await respond(send, 200, orjson.dumps(body), call.provenance())
+    call.delivered = True
+
+
+def _caller_body(call: Call, upstream: dict[str, Any]) -> dict[str, Any]:
+    assert call.offering is not None
+    same = call.dialect.name == call.offering.dialect
+    text = (
+        translate.text_of_openai(upstream)
+        if call.offering.dialect == "openai"
+        else translate.text_of_anthropic(upstream)
+    )
+    call.tracker.delivered(text)
+    usage = call.usage_for_client()
+    if same:
+        upstream["usage"] = usage
+        return upstream
+    if call.dialect.name == "anthropic":
+        return translate.openai_to_anthropic(
+            upstream, message_id=f"msg_{call.request_id}", model=call.view.model, usage=usage
+        )
+    return translate.anthropic_to_openai(
+        upstream, completion_id=f"chatcmpl-{call.request_id}", model=call.view.model, usage=usage
+    )
+
+
+async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float, deadline: float) -> None:
+    assert call.offering is not None
+    converter = converter_for(call, call.offering.dialect)
+    splitter = SseSplitter()
+    await start_stream(send, call.provenance())
+    call.status, call.http_status = "ok", 200
+    chunk = opened.first
+    try:
+        while chunk:
+            out = b"".join([converter.feed(event) for event in splitter.feed(chunk)])
+            if out:
+                await send_chunk(send, out)
+                call.delivered = True
+            if converter.done:
+                break
+            async with asyncio.timeout(min(idle_s, deadline - time.monotonic())):
+                chunk = await opened.response.content.readany()
+    except ATTEMPT_ERRORS as exc:
+        await _fail_in_band(call, send, _mid_stream_error(exc))
+        return
+    finally:
+        opened.response.close() if not converter.done else opened.response.release()
+    await _finish(call, converter, send)
+
+
+async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
+    if converter.upstream_error:
+        call.status, call.complete = "upstream_error", False
+        await end_stream(send)
+        return
+    if not converter.done:
+        await _fail_in_band(
+            call,
+            send,
+            GatewayError(502, "upstream_stream_cut", "The provider ended the stream before it was complete."),
+        )
+        return
+    call.complete = True
+    await end_stream(send, converter.finish())
+
+
+def _mid_stream_error(exc: BaseException) -> GatewayError:
+    if isinstance(exc, TimeoutError):
+        return GatewayError(504, "upstream_timeout", "The provider stopped sending (idle gap or deadline exceeded).")
+    return GatewayError(502, "upstream_stream_cut", f"The provider connection failed mid-stream: {exc}")
+
+
+async def _fail_in_band(call: Call, send: Send, error: GatewayError) -> None:
+    call.status = "upstream_error"
+    call.extra_flags.append(error.code)
+    await end_stream(send, call.dialect.stream_error(error))

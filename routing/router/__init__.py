@@ -1,0 +1,1 @@
+"""Routing: candidates that fit the request, ordered by a pluggable strategy."""

@@ -1,0 +1,1 @@
+"""In-process state refreshed from Redis: key records, catalog and statistics snapshots."""

@@ -1,0 +1,1 @@
+"""Translation between Anthropic Messages and OpenAI Chat: requests, responses, streams."""

@@ -1,0 +1,135 @@
+"""OpenAI Chat request -> Anthropic Messages request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+Body = dict[str, Any]
+_PASS = ("temperature", "top_p")
+DEFAULT_MAX_TOKENS = 4096
+
+
+def _image_block(part: dict[str, Any]) -> dict[str, Any]:
+    url = (part.get("image_url") or {}).get("url", "")
+    if url.startswith("data:") and ";base64," in url:
+        head, data = url[5:].split(";base64,", 1)
+        return {"type": "image", "source": {"type": "base64", "media_type": head, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict[str, Any]] = []
+    for part in content or []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            blocks.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "image_url":
+            blocks.append(_image_block(part))
+    return blocks
+
+
+def _text(content: Any) -> str:
+    return "\n".join(b["text"] for b in _blocks(content) if b["type"] == "text")
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = orjson.loads(raw or "{}")
+    except orjson.JSONDecodeError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _assistant(message: dict[str, Any]) -> dict[str, Any]:
+    blocks = _blocks(message.get("content"))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id", ""),
+                "name": function.get("name", ""),
+                "input": _arguments(function.get("arguments")),
+            }
+        )
+    return {"role": "assistant", "content": blocks}
+
+
+def _tool_result(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.get("tool_call_id", ""),
+        "content": _text(message.get("content")),
+    }
+
+
+def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
+    """Consecutive turns of one role merge (tool results then the user's text)."""
+    if out and out[-1]["role"] == role and isinstance(out[-1]["content"], list):
+        out[-1]["content"].extend(blocks)
+    else:
+        out.append({"role": role, "content": blocks})
+
+
+def split(messages: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content")))
+        elif role == "assistant":
+            out.append(_assistant(message))
+        elif role == "tool":
+            _append(out, "user", [_tool_result(message)])
+        else:
+            content = message.get("content")
+            if isinstance(content, str) and not (out and out[-1]["role"] == "user"):
+                out.append({"role": "user", "content": content})
+            else:
+                _append(out, "user", _blocks(content))
+    return system, out
+
+
+def _tool(tool: dict[str, Any]) -> dict[str, Any]:
+    function = tool.get("function") or {}
+    out = {"name": function.get("name", ""), "input_schema": function.get("parameters") or {"type": "object"}}
+    if function.get("description"):
+        out["description"] = function["description"]
+    return out
+
+
+def tool_choice(choice: Any) -> dict[str, Any]:
+    if isinstance(choice, dict):
+        return {"type": "tool", "name": (choice.get("function") or {}).get("name", "")}
+    return {"type": {"required": "any", "none": "none"}.get(choice, "auto")}
+
+
+def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS) -> Body:
+    system, messages = split(body.get("messages") or [])
+    out: Body = {"model": upstream_model, "messages": messages}
+    out["max_tokens"] = body.get("max_completion_tokens") or body.get("max_tokens") or default_max_tokens
+    if system:
+        out["system"] = "\n\n".join(system)
+    for name in _PASS:
+        if name in body:
+            out[name] = body[name]
+    stop = body.get("stop")
+    if stop:
+        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    if body.get("tools"):
+        out["tools"] = [_tool(t) for t in body["tools"] if isinstance(t, dict)]
+        if "tool_choice" in body:
+            out["tool_choice"] = tool_choice(body["tool_choice"])
+    if body.get("user"):
+        out["metadata"] = {"user_id": body["user"]}
+    if body.get("stream") is True:
+        out["stream"] = True
+    return out

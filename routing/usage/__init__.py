@@ -1,0 +1,1 @@
+"""Usage capture: provider usage dialects normalised into contracts.usage.Tokens."""

@@ -1,0 +1,64 @@
+"""The usage event of a call, handed to metering on the Redis stream, plus the short-lived copy
+that ``GET /api/v1/generation`` answers from before ingestion."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from contracts import redis_keys as rk
+from contracts.usage import UsageEvent
+from routing.call import Bill, Call
+from routing.redis_pipe import PipelinedRedis
+
+
+def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
+    offering = call.offering
+    adm = call.admission
+    return UsageEvent(
+        request_id=call.request_id,
+        tenant_id=call.record.tenant_id,
+        key_id=call.record.key_id,
+        model=call.view.model,
+        offering_id=offering.offering_id if offering else None,
+        provider=offering.provider if offering else None,
+        region=region,
+        route_mode=call.mode,
+        route_reason=call.route_reason,
+        tokens=bill.tokens,
+        usage_source=bill.source,
+        prices=offering.prices if offering else None,
+        cost_micros=bill.cost_micros,
+        charge_micros=bill.charge_micros,
+        status=call.status,
+        http_status=call.http_status,
+        stream=call.view.stream,
+        byok=call.byok,
+        dialect_in=call.dialect.name,
+        started_at=call.started_at,
+        ttft_ms=call.ttft_ms,
+        total_ms=(time.monotonic() - call.started_mono) * 1000,
+        attempts=max(call.attempts, 1),
+        hold_id=adm.hold_id if adm else None,
+        hold_micros=adm.hold_micros if adm else 0,
+        cache_fingerprint=call.fingerprint,
+        flags=bill.flags,
+        finished_at=time.time(),
+    )
+
+
+def submit_event(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> list[asyncio.Future[Any]]:
+    """XADD (durable hand-off; metering applies it once per request id) and the generation copy."""
+    payload = event.to_json()
+    return [
+        redis.submit("XADD", rk.USAGE_STREAM, "*", "e", payload),
+        redis.submit("SET", rk.generation(event.request_id), payload, "EX", ttl_s),
+    ]
+
+
+async def emit_again(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> None:
+    """Slow path after a failed pipelined hand-off: reconnecting, one command at a time."""
+    payload = event.to_json()
+    await redis.execute("XADD", rk.USAGE_STREAM, "*", "e", payload)
+    await redis.execute("SET", rk.generation(event.request_id), payload, "EX", ttl_s)

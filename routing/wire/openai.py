@@ -1,0 +1,89 @@
+"""OpenAI Chat Completions wire format: request view, errors, usage as the caller sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from contracts.usage import Tokens
+from routing.errors import GatewayError, invalid_request
+from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
+from routing.wire.sse import frame
+
+NAME = "openai"
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "insufficient_quota",
+    403: "permission_error",
+    404: "invalid_request_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def view(body: Body) -> RequestView:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid_request("'model' is required.", param="model")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise invalid_request("'messages' must be a non-empty array.", param="messages")
+    options = body.get("stream_options")
+    return RequestView(
+        dialect=NAME,
+        model=model,
+        stream=body.get("stream") is True,
+        max_tokens=positive_int(body.get("max_completion_tokens")) or positive_int(body.get("max_tokens")),
+        input_estimate=estimate_input_tokens(messages, body.get("tools")),
+        needs=_needs(body, messages),
+        provider_prefs=_prefs(body),
+        wants_stream_usage=isinstance(options, dict) and options.get("include_usage") is True,
+    )
+
+
+def _needs(body: Body, messages: list[Any]) -> frozenset[str]:
+    needs = set()
+    if body.get("tools"):
+        needs.add("tools")
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") in ("json_object", "json_schema"):
+        needs.add("json_mode")
+    if has_image(messages):
+        needs.add("vision")
+    return frozenset(needs)
+
+
+def _prefs(body: Body) -> dict[str, Any]:
+    prefs = body.get("provider")
+    return prefs if isinstance(prefs, dict) else {}
+
+
+def error_payload(err: GatewayError) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(err.status, "server_error" if err.status < 600 else "api_error")
+    return {"error": {"message": err.message, "type": kind, "param": err.param, "code": err.code}}
+
+
+def error_body(err: GatewayError) -> bytes:
+    return orjson.dumps(error_payload(err))
+
+
+def stream_error(err: GatewayError) -> bytes:
+    return frame(orjson.dumps(error_payload(err)))
+
+
+def usage_payload(tokens: Tokens, cost_usd: float, *, estimated: bool = False) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": tokens.input_total,
+        "completion_tokens": tokens.output,
+        "total_tokens": tokens.input_total + tokens.output,
+        "prompt_tokens_details": {"cached_tokens": tokens.cache_read},
+        "completion_tokens_details": {"reasoning_tokens": tokens.reasoning},
+        "cost": cost_usd,
+        "cache_write_tokens": tokens.cache_write_5m + tokens.cache_write_1h,
+    }
+    if estimated:
+        usage["estimated"] = True
+    return usage

@@ -1,0 +1,47 @@
+"""What routing needs to know about a request, read once from the parsed body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, count_value_tokens
+
+Body = dict[str, Any]
+
+
+@dataclass(slots=True)
+class RequestView:
+    dialect: str  # the caller's wire format: "openai" | "anthropic"
+    model: str
+    stream: bool
+    max_tokens: int | None
+    input_estimate: int
+    needs: frozenset[str]  # parameters the request uses: "tools", "json_mode", "vision"
+    provider_prefs: dict[str, Any]
+    wants_stream_usage: bool  # OpenAI: stream_options.include_usage was asked by the client
+
+
+def estimate_input_tokens(messages: Any, *extra: Any) -> int:
+    count = count_value_tokens(messages) + sum(count_value_tokens(item) for item in extra if item)
+    if isinstance(messages, list):
+        count += MESSAGE_OVERHEAD_TOKENS * len(messages)
+    return count
+
+
+def has_image(messages: Any) -> bool:
+    if not isinstance(messages, list):
+        return False
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") in ("image", "image_url"):
+                    return True
+    return False
+
+
+def positive_int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
