@@ -56,9 +56,10 @@ class UsageConsumer:
 
     def claim_stale(self) -> list[Entry]:
         """Entries a crashed consumer read but never acked."""
-        _next, entries, _deleted = self.client.xautoclaim(
+        reply = self.client.xautoclaim(
             USAGE_STREAM, USAGE_GROUP, self.name, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=BATCH_SIZE
         )
+        entries = reply[1]  # [next id, entries] (Redis 6.2) or [next id, entries, deleted ids] (7+)
         return [entry for entry in entries if entry[1]]
 
     def own_pending(self) -> list[Entry]:

@@ -1,0 +1,124 @@
+"""Metering fixtures: usage events, keys with plaintext, the meter emulator and localstripe on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from contracts.pricing import charge_micros
+from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
+
+ROOT = Path(__file__).resolve().parents[2]
+PRICES = Prices(input=2_000_000, output=8_000_000, cache_read=500_000, cache_write_5m=2_500_000, version=3)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"port {port} did not open")
+
+
+def make_event(tenant_id: int, key_id: int = 1, *, markup_bps: int = 0, **overrides) -> UsageEvent:
+    tokens = overrides.pop("tokens", Tokens(input_uncached=1200, cache_read=800, output=300, reasoning=50))
+    prices = overrides.pop("prices", PRICES)
+    byok = overrides.pop("byok", False)
+    cost = overrides.pop("cost_micros", cost_micros(tokens, prices))
+    charge = overrides.pop("charge_micros", charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=byok))
+    now = time.time()
+    fields = dict(
+        request_id=overrides.pop("request_id", f"req_{uuid.uuid4().hex}"),
+        tenant_id=tenant_id,
+        key_id=key_id,
+        model="deepseek-v4-flash",
+        offering_id=7,
+        provider="deepseek",
+        region="beijing",
+        route_mode="balanced",
+        route_reason="cheapest healthy",
+        tokens=tokens,
+        usage_source="provider",
+        prices=prices,
+        cost_micros=cost,
+        charge_micros=charge,
+        status="ok",
+        http_status=200,
+        stream=True,
+        byok=byok,
+        started_at=now - 1.5,
+        ttft_ms=220.0,
+        total_ms=1500.0,
+        finished_at=now,
+    )
+    fields.update(overrides)
+    return UsageEvent(**fields)
+
+
+def spawn(args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    return subprocess.Popen(args, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def meter_emulator(settings) -> Iterator[str]:
+    port = free_port()
+    process = spawn([sys.executable, "-m", "metering.stripe_emulator", "--port", str(port)])
+    wait_port(port)
+    base = f"http://127.0.0.1:{port}"
+    settings.STRIPE_METER_API_BASE = base
+    settings.STRIPE_API_KEY = "sk_test_metering"
+    from metering.stripe_client import stripe_client
+
+    stripe_client.cache_clear()
+    yield base
+    stripe_client.cache_clear()
+    stop(process)
+
+
+@pytest.fixture
+def localstripe(settings) -> Iterator[str]:
+    port = free_port()
+    process = spawn([sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"])
+    wait_port(port)
+    base = f"http://127.0.0.1:{port}"
+    settings.STRIPE_API_BASE = base
+    settings.STRIPE_API_KEY = "sk_test_metering"
+    from metering.stripe_client import stripe_client
+
+    stripe_client.cache_clear()
+    yield base
+    stripe_client.cache_clear()
+    stop(process)
+
+
+def emulator_totals(base: str) -> dict:
+    return requests.get(f"{base}/_emulator/totals", timeout=5).json()
