@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from tokenway.api_parsers import PayloadTooLarge
 
 _CODES = {
     exceptions.ParseError: "invalid_json",
@@ -52,6 +55,8 @@ def error_body(code: str, message: str, param: str | None = None) -> dict[str, A
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    elif isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge()
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
