@@ -39,22 +39,20 @@ def _reverse(rng: random.Random) -> Canary:
     return Canary("reverse", f"Reverse the string '{word}'. Reply with the reversed string only.", word[::-1])
 
 
-def _upper(rng: random.Random) -> Canary:
-    word = _word(rng, 10)
-    return Canary("uppercase", f"Convert '{word}' to upper case. Reply with the result only.", word.upper())
+_CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Norway": "Oslo", "Egypt": "Cairo", "Canada": "Ottawa", "Italy": "Rome"}
 
 
-def _sort(rng: random.Random) -> Canary:
-    numbers = rng.sample(range(1, 100), 5)
-    listed = ", ".join(map(str, numbers))
-    return Canary(
-        "sort",
-        f"Sort these numbers in ascending order: {listed}. Reply with the numbers separated by ', ' only.",
-        ", ".join(map(str, sorted(numbers))),
-    )
+def _capital(rng: random.Random) -> Canary:
+    country = rng.choice(sorted(_CAPITALS))
+    return Canary("capital", f"What is the capital of {country}? Reply with the city name only.", _CAPITALS[country])
 
 
-TASKS: tuple[Callable[[random.Random], Canary], ...] = (_multiply, _add, _reverse, _upper, _sort)
+def _length(rng: random.Random) -> Canary:
+    word = _word(rng, rng.randint(5, 14))
+    return Canary("length", f"How many letters are in the word '{word}'? Reply with the number only.", str(len(word)))
+
+
+TASKS: tuple[Callable[[random.Random], Canary], ...] = (_multiply, _add, _reverse, _capital, _length)
 
 
 def draw(rng: random.Random) -> list[Canary]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import aiohttp
 
 from contracts.snapshot import OfferingSnapshot
+from contracts.tokens import count_text_tokens
 from evaluation.probes.availability import ProbeFailure
 from evaluation.probes.exchange import Timed, exchange
 from evaluation.probes.outcome import Outcome
@@ -42,6 +43,8 @@ async def measure(
     outcome.ttft_ms, outcome.tps, outcome.total_ms = timed.ttft_ms, timed.tps, timed.total_ms
     outcome.input_tokens, outcome.output_tokens = timed.usage.input_total, timed.usage.output
     outcome.cached_tokens = timed.usage.cached
+    if timed.first_text:
+        outcome.details["first_chunk_tokens"] = count_text_tokens(timed.first_text)
     if timed.rate_limit:
         outcome.details["rate_limit"] = timed.rate_limit
     return outcome, timed

@@ -20,6 +20,8 @@ from evaluation.wire.tools import TOOL_NAME
 CONTEXT_FILL_SHARE = 0.9
 # Never build prompts bigger than this (tokens); windows above it are checked at this size.
 CONTEXT_CHECK_CAP = 200_000
+# Room for a complete JSON object: a cut-off answer is the provider's max_tokens, not a JSON-mode failure.
+JSON_ANSWER_TOKENS = 512
 
 
 async def _context(ctx: ProbeContext) -> Outcome:

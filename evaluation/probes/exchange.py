@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import aiohttp
 import orjson
 
 from contracts.snapshot import OfferingSnapshot
+from contracts.tokens import count_text_tokens
 from evaluation.models import ErrorClass
 from evaluation.probes.availability import (
     ProbeFailure,
@@ -27,7 +28,10 @@ from evaluation.wire import dialect_for
 from evaluation.wire.base import ChatRequest, Reply, Usage, WireError
 from evaluation.wire.sse import sse_events
 
-PLACEHOLDER_KEY = "sk-tokenway-probe"  # used when the provider's key env var is unset (demo, simulator)
+PLACEHOLDER_KEY = "sk-tokenway-probe"
+# Where a provider tells what it bills for this request, when not in the usage object. Real providers
+# expose this through billing APIs (adapters not written yet); the simulated fleet sends a header.
+BILLED_COST_HEADERS = ("x-sim-billed-cost-micros",)  # used when the provider's key env var is unset (demo, simulator)
 
 
 @dataclass(slots=True)
@@ -40,6 +44,7 @@ class Timed:
     ttft_ms: float | None = None
     tps: float | None = None
     chunks: int = 0
+    first_text: str = ""
 
 
 def api_key(target: OfferingSnapshot) -> str:
@@ -56,6 +61,14 @@ async def _refuse_non_200(response: aiohttp.ClientResponse, rate_limit: dict[str
     )
 
 
+def _billed_cost(headers: Any) -> int | None:
+    for name in BILLED_COST_HEADERS:
+        raw = headers.get(name)
+        if raw is not None and str(raw).isdigit():
+            return int(raw)
+    return None
+
+
 def _parse_json(data: str | bytes) -> dict[str, Any]:
     try:
         value = orjson.loads(data)
@@ -66,12 +79,17 @@ def _parse_json(data: str | bytes) -> dict[str, Any]:
     return value
 
 
-def _tps(output_tokens: int, chunks: int, first: float | None, last: float | None) -> float | None:
-    """Tokens per second after the first chunk, assuming equal-sized chunks (one token each on every provider we know)."""
-    if first is None or last is None or chunks < 2 or last <= first or output_tokens <= 0:
+def _tps(output_tokens: int, text: str, first_text: str, first: float | None, last: float | None) -> float | None:
+    """Output tokens/s after the first chunk.
+
+    The reported output tokens are split between the first chunk and the rest in
+    proportion to their text (our token counter), so chunks of any size work.
+    """
+    if first is None or last is None or last <= first or output_tokens <= 0:
         return None
-    after_first = output_tokens * (chunks - 1) / chunks
-    return after_first / (last - first)
+    whole = count_text_tokens(text)
+    after_first = output_tokens * (1 - count_text_tokens(first_text) / whole) if whole else 0.0
+    return after_first / (last - first) if after_first > 0 else None
 
 
 async def _read_stream(target: OfferingSnapshot, response: aiohttp.ClientResponse, timed: dict[str, Any]) -> None:
@@ -86,7 +104,8 @@ async def _read_stream(target: OfferingSnapshot, response: aiohttp.ClientRespons
         delta = dialect.stream_delta(event, _parse_json(data))
         if delta.text:
             now = time.perf_counter()
-            timed.setdefault("first", now)
+            if "first" not in timed:
+                timed["first"], timed["first_text"] = now, delta.text
             timed["last"] = now
             timed["chunks"] = timed.get("chunks", 0) + 1
             reply.text += delta.text
@@ -113,6 +132,7 @@ async def exchange(
     try:
         async with session.post(url, data=orjson.dumps(body), headers=headers, allow_redirects=False) as response:
             rate_limit = rate_limit_headers(response.headers)
+            state["billed"] = _billed_cost(response.headers)
             await _refuse_non_200(response, rate_limit)
             state["headers"] = True
             if request.stream and stop_after_first:
@@ -133,6 +153,8 @@ async def exchange(
     total_ms = (time.perf_counter() - started) * 1000
     try:
         usage = dialect.usage(target, state["usage_raw"])
+        if usage.cost_micros is None and state.get("billed") is not None:
+            usage = replace(usage, cost_micros=state["billed"])
     except WireError as exc:
         raise ProbeFailure(ErrorClass.BAD_USAGE, str(exc), http_status=status, rate_limit=rate_limit) from exc
     first, last = state.get("first"), state.get("last")
@@ -143,7 +165,8 @@ async def exchange(
         http_status=status,
         rate_limit=rate_limit,
         ttft_ms=(first - started) * 1000 if first is not None else None,
-        tps=_tps(usage.output, state.get("chunks", 0), first, last),
+        tps=_tps(usage.output, state["reply"].text, state.get("first_text", ""), first, last),
+        first_text=state.get("first_text", ""),
         chunks=state.get("chunks", 0),
     )
 
