@@ -65,7 +65,7 @@ def stripe_event_apply(*, event: stripe.Event) -> str:
             return "duplicate"
         if handler is None:
             return "ignored"
-        handler(event.data.object)
+        handler(event.data.object.to_dict())
     return "applied"
 
 

@@ -1,0 +1,90 @@
+"""Holds: the gateway's admission script against a balance that covers exactly 50 of 200 requests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import redis.asyncio as aredis
+from django.conf import settings
+
+from contracts import redis_keys as rk
+from metering.holds import hold_place, hold_settle, holds_open_micros, holds_reap
+from metering.services import balance_topup, tenant_available_ensure
+from routing.limits.scripts import ADMISSION
+
+HOLD = 25_000
+CONCURRENT = 200
+COVERED = 50
+
+
+async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
+    now = time.time()
+    keys = [
+        rk.rate_window(tenant_id, "key:1", int(now // 60)),
+        rk.rate_window(tenant_id, "tenant", int(now // 60)),
+        rk.concurrency(tenant_id, "key:1"),
+        rk.concurrency(tenant_id, "tenant"),
+        rk.key_month_spend(tenant_id, 1, "202601"),
+        rk.tenant_available(tenant_id),
+        rk.tenant_holds(tenant_id),
+        rk.HOLD_EXPIRIES,
+    ]
+    args = [now, 0, 0, 0, 0, 0, 0, 100, f"l{n}", now + 60, -1, HOLD, f"h{n}", f"{tenant_id}:h{n}", now + 60, 30]
+    code, _ = await client.eval(ADMISSION.source, len(keys), *keys, *args)
+    return int(code)
+
+
+async def _round(tenant_id: int) -> list[int]:
+    clients = [aredis.Redis.from_url(settings.REDIS_URL) for _ in range(20)]
+    try:
+        return await asyncio.gather(*(_admit(clients[n % 20], tenant_id, n) for n in range(CONCURRENT)))
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_200_concurrent_holds_against_a_balance_for_50_admit_exactly_50_twenty_times(tenant, redis_client):
+    for round_no in range(20):
+        redis_client.delete(rk.tenant_available(tenant.pk), rk.tenant_holds(tenant.pk), rk.HOLD_EXPIRIES)
+        redis_client.set(rk.tenant_available(tenant.pk), HOLD * COVERED)
+        codes = asyncio.run(_round(tenant.pk))
+        assert codes.count(0) == COVERED, round_no
+        assert codes.count(8) == CONCURRENT - COVERED  # 8 = insufficient_balance (402)
+        assert int(redis_client.get(rk.tenant_available(tenant.pk))) == 0
+        assert redis_client.hlen(rk.tenant_holds(tenant.pk)) == COVERED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_avail_is_initialised_from_the_ledger_and_moved_by_top_ups(tenant, redis_client):
+    assert tenant_available_ensure(tenant=tenant)
+    assert int(redis_client.get(rk.tenant_available(tenant.pk))) == 0
+    balance_topup(tenant=tenant, amount_micros=7_000_000, idempotency_key="topup:a", source="stripe")
+    balance_topup(tenant=tenant, amount_micros=7_000_000, idempotency_key="topup:a", source="stripe")
+    assert int(redis_client.get(rk.tenant_available(tenant.pk))) == 7_000_000
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postpaid_tenant_may_hold_up_to_its_credit_limit(tenant, redis_client):
+    tenant.billing_mode, tenant.credit_limit_micros = "postpaid", 100_000
+    tenant.save()
+    tenant_available_ensure(tenant=tenant)
+    assert hold_place(redis_client, tenant_id=tenant.pk, hold_id="a", amount_micros=100_000, ttl_s=60)
+    assert not hold_place(redis_client, tenant_id=tenant.pk, hold_id="b", amount_micros=1, ttl_s=60)
+
+
+def test_settle_and_reaper_release_each_hold_exactly_once(redis_client):
+    redis_client.set(rk.tenant_available(9), 1_000)
+    assert hold_place(redis_client, tenant_id=9, hold_id="live", amount_micros=400, ttl_s=60)
+    assert hold_place(redis_client, tenant_id=9, hold_id="stranded", amount_micros=300, ttl_s=-1)
+    assert int(redis_client.get(rk.tenant_available(9))) == 300
+    assert holds_reap(redis_client) == 1  # only the expired one
+    assert holds_reap(redis_client) == 0
+    assert not hold_settle(redis_client, tenant_id=9, hold_id="stranded", charge_micros=100)  # late settle: no-op
+    assert hold_settle(redis_client, tenant_id=9, hold_id="live", charge_micros=150)
+    assert not hold_settle(redis_client, tenant_id=9, hold_id="live", charge_micros=150)
+    assert int(redis_client.get(rk.tenant_available(9))) == 1_000 - 150
+    assert holds_open_micros(redis_client, tenant_id=9) == 0
+    assert redis_client.zcard(rk.HOLD_EXPIRIES) == 0

@@ -1,0 +1,116 @@
+"""Stripe through the official library against localstripe, and webhook verification/dedupe."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+
+import pytest
+import requests
+
+from metering.billing import customer_ensure, topup_start
+from metering.checks import stripe_webhook_secret_check
+from metering.models import Journal, StripeEvent, TopUp, TopUpStatus
+from metering.stripe_client import stripe_client
+from metering.services import tenant_spendable_micros
+
+SECRET = "whsec_test_metering"
+URL = "/api/v1/stripe/webhook"
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def webhook_secret(settings):
+    settings.STRIPE_WEBHOOK_SECRET = SECRET
+
+
+def _signed(payload: bytes, *, at: int | None = None, secret: str = SECRET) -> str:
+    at = int(time.time()) if at is None else at
+    digest = hmac.new(secret.encode(), f"{at}.".encode() + payload, hashlib.sha256).hexdigest()
+    return f"t={at},v1={digest}"
+
+
+def _event(event_id: str, kind: str, obj: dict) -> bytes:
+    body = {"id": event_id, "object": "event", "type": kind, "created": int(time.time()), "data": {"object": obj}}
+    return json.dumps(body).encode()
+
+
+def _post(client, payload: bytes, signature: str | None):
+    headers = {"HTTP_STRIPE_SIGNATURE": signature} if signature else {}
+    return client.post(URL, data=payload, content_type="application/json", **headers)
+
+
+def _intent(tenant, pi="pi_1", amount=2_500):
+    return {"id": pi, "object": "payment_intent", "amount": amount, "amount_received": amount,
+            "metadata": {"tenant_id": str(tenant.pk)}}  # fmt: skip
+
+
+def test_webhook_delivered_five_times_and_out_of_order_credits_once(client, tenant, redis_client):
+    TopUp.objects.create(tenant=tenant, amount_micros=25_000_000, payment_intent_id="pi_1")
+    succeeded = _event("evt_ok", "payment_intent.succeeded", _intent(tenant))
+    failed_late = _event("evt_failed", "payment_intent.payment_failed", _intent(tenant))
+    again_other_id = _event("evt_ok_resent_as_new", "payment_intent.succeeded", _intent(tenant))
+    outcomes = [_post(client, succeeded, _signed(succeeded)).json()["outcome"] for _ in range(5)]
+    assert outcomes == ["applied", "duplicate", "duplicate", "duplicate", "duplicate"]
+    assert _post(client, failed_late, _signed(failed_late)).status_code == 200
+    assert _post(client, again_other_id, _signed(again_other_id)).status_code == 200
+    assert tenant_spendable_micros(tenant=tenant) == 25_000_000
+    assert Journal.objects.filter(key="topup:pi_1").count() == 1
+    assert TopUp.objects.get(payment_intent_id="pi_1").status == TopUpStatus.SUCCEEDED
+    assert int(redis_client.get(f"tw:{{t{tenant.pk}}}:avail")) == 25_000_000
+
+
+@pytest.mark.parametrize(
+    ("signature", "code"),
+    [
+        (None, "signature_missing"),
+        ("t=1,v1=deadbeef", "signature_invalid"),
+        ("wrong-secret", "signature_invalid"),
+        ("stale", "signature_invalid"),
+    ],
+)
+def test_forged_or_stale_webhooks_are_refused_and_change_nothing(client, tenant, signature, code):
+    payload = _event("evt_forged", "payment_intent.succeeded", _intent(tenant, amount=10_000_000))
+    if signature == "wrong-secret":
+        signature = _signed(payload, secret="whsec_attacker")
+    elif signature == "stale":
+        signature = _signed(payload, at=int(time.time()) - 3600)
+    response = _post(client, payload, signature)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+    assert not StripeEvent.objects.exists()
+    assert tenant_spendable_micros(tenant=tenant) == 0
+
+
+def test_tampered_body_is_refused(client, tenant):
+    payload = _event("evt_t", "payment_intent.succeeded", _intent(tenant))
+    signature = _signed(payload)
+    tampered = payload.replace(b"2500", b"9999")
+    assert _post(client, tampered, signature).status_code == 400
+    assert tenant_spendable_micros(tenant=tenant) == 0
+
+
+def test_production_without_a_webhook_secret_fails_the_system_check(settings):
+    settings.IS_PRODUCTION, settings.STRIPE_WEBHOOK_SECRET = True, ""
+    assert [e.id for e in stripe_webhook_secret_check()] == ["metering.E001"]
+    settings.STRIPE_WEBHOOK_SECRET = SECRET
+    assert stripe_webhook_secret_check() == []
+
+
+def test_top_up_through_localstripe_is_credited_by_its_signed_webhook(localstripe, live_server, tenant, redis_client):
+    hook = {"url": f"{live_server.url}{URL}", "secret": SECRET, "events[]": ["payment_intent.succeeded"]}
+    requests.post(f"{localstripe}/_config/webhooks/tokenway", data=hook, timeout=5).raise_for_status()
+    customer = customer_ensure(tenant=tenant)
+    assert customer.startswith("cus_") and customer_ensure(tenant=tenant) == customer
+    card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}
+    method = stripe_client().v1.payment_methods.create(params={"type": "card", "card": card})
+    topup = topup_start(tenant=tenant, amount_micros=20_000_000, payment_method=method.id)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and tenant_spendable_micros(tenant=tenant) == 0:
+        time.sleep(0.2)
+    assert tenant_spendable_micros(tenant=tenant) == 20_000_000
+    topup.refresh_from_db()
+    assert topup.status == TopUpStatus.SUCCEEDED
+    assert StripeEvent.objects.filter(type="payment_intent.succeeded").count() == 1
