@@ -1,0 +1,1 @@
+"""Gateway tests (routing/)."""

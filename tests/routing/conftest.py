@@ -1,0 +1,85 @@
+"""Fixtures: one simulated fleet and one gateway (uvicorn, real Redis) per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import requests as httpx
+import openai
+import pytest
+import redis
+
+from sim.server import SimHandle, start_in_thread
+from tests.routing.harness import ServerThread, Tenant, catalog_from_sim, make_tenant, publish_catalog, test_config
+
+TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms
+
+
+@pytest.fixture(scope="session")
+def sim() -> Iterator[SimHandle]:
+    handle = start_in_thread(seed=7, time_scale=TIME_SCALE)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture(scope="session")
+def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
+    import os
+
+    from routing.app import make_gateway_app
+
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    publish_catalog(client, catalog_from_sim(sim.provider_url))
+    server = ServerThread(make_gateway_app(test_config()))
+    yield server
+    server.stop()
+    client.close()
+
+
+@pytest.fixture
+def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Redis) -> ServerThread:
+    """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
+    publish_catalog(redis_client, catalog_from_sim(sim.provider_url))
+    gateway_server.server.config.app.gateway.health.reset()
+    httpx.post(f"{sim.base_url}/_sim/reset")
+    httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
+    _wait_catalog(gateway_server)
+    return gateway_server
+
+
+def _wait_catalog(server: ServerThread) -> None:
+    import time
+
+    gw = server.server.config.app.gateway
+    deadline = time.monotonic() + 2
+    while not gw.catalog.by_model and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def tenant(gateway: ServerThread, redis_client: redis.Redis) -> Tenant:
+    return make_tenant(redis_client)
+
+
+@pytest.fixture
+def oai(gateway: ServerThread, tenant: Tenant) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=tenant.key, max_retries=0, timeout=20)
+
+
+@pytest.fixture
+def claude(gateway: ServerThread, tenant: Tenant) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=gateway.base_url, api_key=tenant.key, max_retries=0, timeout=20)
+
+
+def sim_requests(sim: SimHandle, provider: str, limit: int = 10) -> list[dict[str, Any]]:
+    """Newest first. Read on the fleet's loop: /_sim/requests cannot serialise header keys (istr) yet."""
+    out: list[list[dict[str, Any]]] = []
+    sim.call(lambda: out.append([dict(e, headers={str(k).lower(): v for k, v in e["headers"].items()}) for e in sim.fleet.log.last(provider, limit)]))
+    return out[0]
+
+
+def add_fault(sim: SimHandle, **rule: Any) -> None:
+    response = httpx.post(f"{sim.base_url}/_sim/faults", json=rule)
+    assert response.status_code == 201, response.text

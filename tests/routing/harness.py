@@ -1,0 +1,135 @@
+"""Real servers on loopback for gateway tests: the simulated fleet, the gateway under uvicorn,
+and the Redis state the platform would publish (key records, catalog snapshot, balances)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import redis
+import uvicorn
+
+from contracts import redis_keys as rk
+from contracts.apikey_format import generate_key, hash_key
+from contracts.keyrecord import KeyRecord, Limits
+from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from routing.app import make_gateway_app
+from routing.config import DEV_PEPPER, GatewayConfig
+from sim.catalog import load_catalog
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerThread:
+    """Any ASGI app under uvicorn in a daemon thread, with lifespan."""
+
+    def __init__(self, app: Any, port: int | None = None) -> None:
+        self.port = port or free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", loop="asyncio")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("gateway server did not start")
+            time.sleep(0.02)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def catalog_from_sim(provider_url: Any) -> CatalogSnapshot:
+    offerings = []
+    for provider in load_catalog().values():
+        for spec in provider.offerings:
+            offerings.append(
+                OfferingSnapshot(
+                    offering_id=len(offerings) + 1,
+                    model=spec.model,
+                    provider=spec.provider,
+                    upstream_model=spec.upstream_model,
+                    dialect=spec.dialect,
+                    base_url=provider_url(spec.provider),
+                    usage_dialect=spec.usage_dialect,
+                    cached_tokens_in_input=spec.cached_tokens_in_input,
+                    prices=spec.prices,
+                    context_window=spec.context_window,
+                    max_output=spec.max_output,
+                    parameters=spec.parameters,
+                    keeps_billing_block=spec.keeps_billing_block,
+                    cache_policy=spec.cache_policy,
+                    cache_ttl_s=spec.cache_ttl_s,
+                )
+            )
+    return CatalogSnapshot(version=1, generated_at=time.time(), offerings=tuple(offerings))
+
+
+def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:
+    pipe = client.pipeline(transaction=True)
+    pipe.set(rk.CATALOG_SNAPSHOT, catalog.to_json())
+    pipe.incr(rk.CATALOG_VERSION)
+    pipe.execute()
+    client.publish(rk.SNAPSHOT_CHANNEL, "catalog")
+
+
+def test_config(**overrides: Any) -> GatewayConfig:
+    base = GatewayConfig(
+        redis_url=os.environ["REDIS_URL"],
+        region="beijing",
+        first_token_timeout_s=1.5,
+        idle_timeout_s=1.5,
+        deadline_s=6.0,
+        breaker_failures=3,
+        breaker_cooldown_s=0.5,
+    )
+    return replace(base, **overrides)
+
+
+@dataclass
+class Tenant:
+    key: str
+    record: KeyRecord
+    client: redis.Redis
+
+    @property
+    def key_hash(self) -> str:
+        return hash_key(self.key, DEV_PEPPER)
+
+    def avail(self) -> int:
+        return int(self.client.get(rk.tenant_available(self.record.tenant_id)) or 0)
+
+    def events(self) -> list[dict[str, Any]]:
+        import orjson
+
+        return [orjson.loads(fields[b"e"]) for _, fields in self.client.xrange(rk.USAGE_STREAM)]
+
+    def update(self, **changes: Any) -> None:
+        self.record = replace(self.record, **changes)
+        self.client.set(rk.key_record(self.key_hash), self.record.to_json())
+        self.client.publish(rk.KEYS_CHANNEL, self.key_hash)
+
+
+_tenant_ids = iter(range(1000, 10**6))
+
+
+def make_tenant(client: redis.Redis, *, balance: int = 10**9, **fields: Any) -> Tenant:
+    tenant_id = next(_tenant_ids)
+    key = generate_key(live=False)
+    record = KeyRecord(
+        key_id=tenant_id * 10, tenant_id=tenant_id, tenant_slug=f"t{tenant_id}", name="test", prefix=key[:12],
+        key_limits=fields.pop("key_limits", Limits()), tenant_limits=fields.pop("tenant_limits", Limits()), **fields,
+    )  # fmt: skip
+    client.set(rk.key_record(hash_key(key, DEV_PEPPER)), record.to_json())
+    client.set(rk.tenant_available(tenant_id), balance)
+    return Tenant(key, record, client)
