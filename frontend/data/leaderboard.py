@@ -1,7 +1,7 @@
-"""Leaderboard rows: one per offering x region, with statistics from evaluation.
+"""Leaderboard rows: every catalog offering with its statistics from ``evaluation.selectors``.
 
-Prefers ``evaluation.selectors.leaderboard(window=, region=)``; until that lands, the
-rows are the catalog's offerings joined with evaluation's latest ``Aggregate`` rows.
+Offerings without statistics yet are listed too (their numbers show as "—"), so a fresh
+install shows what will be measured.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from catalog.models import Offering, OfferingPrice
-from frontend.data.optional import optional_function, optional_model
+from frontend.data.optional import optional_function
 
 WINDOWS = ("1h", "24h", "7d")
 ALL_REGIONS = "all"
@@ -59,15 +59,13 @@ def effective_price(
     return round(blended_in * INPUT_SHARE + price_out * (1 - INPUT_SHARE))
 
 
-def _metric(metrics: Mapping[str, Any], *names: str) -> tuple[float | None, float | None, float | None]:
-    """(value, lo, hi) of the first metric present; metrics are {"value","lo","hi"} dicts or numbers."""
-    for name in names:
-        found = metrics.get(name)
-        if isinstance(found, Mapping):
-            return found.get("value"), found.get("lo"), found.get("hi")
-        if isinstance(found, int | float):
-            return float(found), None, None
-    return None, None, None
+ANOMALY_FLAGS = {
+    "price_mismatch": "price",
+    "token_overcount": "price",
+    "degraded_quality": "quality",
+    "capability_mismatch": "capability",
+}
+TREND_OFFERINGS = 8  # lines on the trend chart: more is unreadable and each costs a query
 
 
 def _latest_prices(offering_ids: Iterable[int]) -> dict[int, OfferingPrice]:
@@ -77,27 +75,27 @@ def _latest_prices(offering_ids: Iterable[int]) -> dict[int, OfferingPrice]:
     return latest
 
 
-def _aggregates(window: str, region: str) -> dict[tuple[int, str], Any]:
-    aggregate_model = optional_model("evaluation.models", "Aggregate")
-    if aggregate_model is None:
+def _stats(window: str, region: str) -> dict[tuple[int, str], Mapping[str, Any]]:
+    """evaluation.selectors.leaderboard_rows keyed by (offering id, region); empty until it exists."""
+    selector = optional_function("evaluation.selectors", "leaderboard_rows")
+    if selector is None:
         return {}
-    query = aggregate_model.objects.filter(window=window)
-    if region != ALL_REGIONS:
-        query = query.filter(region=region)
-    return {(agg.offering_id, agg.region): agg for agg in query}
+    return {(item["offering_id"], item["region"]): item for item in selector(window=window, region=region)}
 
 
-def _row(offering: Offering, price: OfferingPrice | None, region: str, agg: Any) -> Row:
-    metrics: Mapping[str, Any] = agg.metrics if agg is not None else {}
-    flags = set(agg.flags if agg is not None else [])
-    ttft, lo, hi = _metric(metrics, "ttft_p50", "ttft_ms_p50", "ttft")
-    hit = _metric(metrics, "cache_hit_ratio", "cache_hit")[0]
-    price_in = price.input if price else None
-    price_out = price.output if price else None
+def _breaks_cache(offering: Offering, flags: set[str]) -> bool:
+    if "billing_block_breaks_cache" in flags:
+        return True
+    keeps = offering.keeps_billing_block
+    return bool(offering.provider.keeps_billing_block if keeps is None else keeps)
+
+
+def _row(offering: Offering, price: OfferingPrice | None, region: str, stats: Mapping[str, Any]) -> Row:
+    flags = set(stats.get("flags") or [])
+    ci = stats.get("ttft_p50_ci") or (None, None)
+    hit = stats.get("cache_hit_ratio")
+    price_in, price_out = (price.input, price.output) if price else (None, None)
     cache_read = price.cache_read if price else None
-    keeps_block = offering.keeps_billing_block if offering.keeps_billing_block is not None else None
-    if keeps_block is None:
-        keeps_block = offering.provider.keeps_billing_block
     return Row(
         offering_id=offering.pk,
         model=offering.model.slug,
@@ -105,51 +103,35 @@ def _row(offering: Offering, price: OfferingPrice | None, region: str, agg: Any)
         provider=offering.provider.slug,
         provider_name=offering.provider.name,
         region=region,
-        ttft_p50=ttft,
-        ttft_p90=_metric(metrics, "ttft_p90", "ttft_ms_p90")[0],
-        tps=_metric(metrics, "tps", "tps_p50", "output_tps")[0],
-        availability=_metric(metrics, "availability")[0],
-        error_rate=_metric(metrics, "error_rate")[0],
+        ttft_p50=stats.get("ttft_p50"),
+        ttft_p90=stats.get("ttft_p90"),
+        tps=stats.get("tps"),
+        availability=stats.get("availability"),
+        error_rate=stats.get("error_rate"),
         cache_hit=hit,
         price_input=price_in,
         price_output=price_out,
         price_cache_read=cache_read,
         price_effective=effective_price(price_in, price_out, cache_read, hit),
-        n=int(agg.n) if agg is not None else 0,
-        ci_low=lo,
-        ci_high=hi,
-        breaks_cache=bool(keeps_block) or "billing_block_breaks_cache" in flags,
-        anomalies=tuple(sorted(flag.removesuffix("_anomaly") for flag in flags if flag.endswith("_anomaly"))),
+        n=int(stats.get("n") or 0),
+        ci_low=ci[0],
+        ci_high=ci[1],
+        breaks_cache=_breaks_cache(offering, flags),
+        anomalies=tuple(sorted({ANOMALY_FLAGS[f] for f in flags if f in ANOMALY_FLAGS})),
     )
 
 
-def _from_catalog(window: str, region: str) -> list[Row]:
+def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
+    """Every offering of the catalog (measured or not) with its statistics for the window and region."""
+    window = window if window in WINDOWS else "24h"
+    region = region or ALL_REGIONS
     offerings = list(Offering.objects.select_related("model", "provider").exclude(status="disabled"))
     prices = _latest_prices(o.pk for o in offerings)
-    aggregates = _aggregates(window, region)
-    rows: list[Row] = []
-    for offering in offerings:
-        regions = sorted(r for (oid, r) in aggregates if oid == offering.pk) or [region]
-        rows.extend(_row(offering, prices.get(offering.pk), r, aggregates.get((offering.pk, r))) for r in regions)
-    return sorted(rows, key=lambda row: (row.model, row.provider, row.region))
-
-
-def _from_selector(found: list[Mapping[str, Any]]) -> list[Row]:
-    names = set(Row.__dataclass_fields__)
-    rows = []
-    for item in found:
-        data = {key: value for key, value in item.items() if key in names}
-        data["anomalies"] = tuple(data.get("anomalies") or ())
-        rows.append(Row(**data))
-    return rows
-
-
-def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
-    window = window if window in WINDOWS else "24h"
-    selector = optional_function("evaluation.selectors", "leaderboard_rows")
-    if selector is not None:
-        return _from_selector(selector(window=window, region=region))
-    return _from_catalog(window, region)
+    stats = _stats(window, region)
+    rows = [
+        _row(offering, prices.get(offering.pk), region, stats.get((offering.pk, region), {})) for offering in offerings
+    ]
+    return sorted(rows, key=lambda row: (row.model, row.provider))
 
 
 def matches(row: Row, *, q: str = "", model: str = "", provider: str = "", region: str = "") -> bool:
@@ -163,10 +145,20 @@ def matches(row: Row, *, q: str = "", model: str = "", provider: str = "", regio
     return all(word in haystack for word in q.lower().split())
 
 
-def trend(*, window: str, model: str = "", provider: str = "") -> dict[str, Any]:
-    """Chart data {"labels": [...], "series": [{"label", "ttft": [...], "tps": [...]}]} or empty."""
-    selector = optional_function("evaluation.selectors", "leaderboard_trend")
-    if selector is None:
+def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS) -> dict[str, Any]:
+    """TTFT p50 over time for the most-sampled offerings: {"labels": [iso...], "series": [{label, provider, ttft}]}."""
+    series_of = optional_function("evaluation.selectors", "offering_series")
+    measured = sorted((r for r in rows if r.n), key=lambda r: -r.n)[:TREND_OFFERINGS]
+    if series_of is None or not measured:
         return {"labels": [], "series": []}
-    result: dict[str, Any] = selector(window=window, model=model or None, provider=provider or None)
-    return result
+    points = {
+        row.offering_id: {p["t"]: p["value"] for p in series_of(offering_id=row.offering_id, metric="ttft_p50", window=window, region=region)}
+        for row in measured
+    }
+    labels = sorted({t for by_time in points.values() for t in by_time})
+    series = [
+        {"label": f"{row.model} · {row.provider}", "provider": row.provider, "ttft": [points[row.offering_id].get(t) for t in labels]}
+        for row in measured
+        if points[row.offering_id]
+    ]
+    return {"labels": [t[5:16].replace("T", " ") for t in labels], "series": series}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -41,12 +42,8 @@ def _sorted(rows: list[Row], sort: str, direction: str) -> list[Row]:
 
 def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
     params = {**_params(request), **fixed}
-    all_rows = leaderboard(window=params["window"])
-    rows = [
-        row
-        for row in all_rows
-        if matches(row, q=params["q"], model=params["model"], provider=params["provider"], region=params["region"])
-    ]
+    all_rows = leaderboard(window=params["window"], region=params["region"] or ALL_REGIONS)
+    rows = [row for row in all_rows if matches(row, q=params["q"], model=params["model"], provider=params["provider"])]
     return {
         "section": "leaderboard",
         "params": params,
@@ -54,11 +51,11 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "total": len(all_rows),
         "models": sorted({(r.model, r.model_name) for r in all_rows}),
         "providers": sorted({(r.provider, r.provider_name) for r in all_rows}),
-        "regions": sorted({r.region for r in all_rows if r.region != ALL_REGIONS}),
+        "regions": list(settings.TOKENWAY_REGIONS),
         "windows": WINDOWS,
         "rows_json": [row.as_json() for row in rows],
-        "trend_24h": trend(window="24h", model=params["model"], provider=params["provider"]),
-        "trend_7d": trend(window="7d", model=params["model"], provider=params["provider"]),
+        "trend_24h": trend(rows=rows, window="24h", region=params["region"] or ALL_REGIONS),
+        "trend_7d": trend(rows=rows, window="7d", region=params["region"] or ALL_REGIONS),
     }
 
 

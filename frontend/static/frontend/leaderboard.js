@@ -7,16 +7,16 @@
   const body = document.getElementById("lb-rows");
   const form = document.getElementById("lb-filters");
   const state = (window.twLeaderboard = { rows: tw.json("lb-data") || [], sort: null, dir: "asc", charts: {}, refreshes: 0 });
-  const fixed = { model: new URLSearchParams(location.search).get("model") || "", provider: "" };
+  const fixed = { model: "", provider: "" };
   const pathMatch = location.pathname.match(/^\/(models|providers)\/([^/]+)\//);
   if (pathMatch) fixed[pathMatch[1] === "models" ? "model" : "provider"] = decodeURIComponent(pathMatch[2]);
 
   const filters = () => {
     const get = (name) => (form && form.elements[name] ? form.elements[name].value : "");
-    return { q: get("q").trim().toLowerCase(), model: get("model") || fixed.model, provider: get("provider") || fixed.provider, region: get("region") };
+    return { q: get("q").trim().toLowerCase(), model: get("model") || fixed.model, provider: get("provider") || fixed.provider };
   };
   const matches = (data, f) =>
-    (!f.model || data.model === f.model) && (!f.provider || data.provider === f.provider) && (!f.region || data.region === f.region) &&
+    (!f.model || data.model === f.model) && (!f.provider || data.provider === f.provider) &&
     f.q.split(/\s+/).filter(Boolean).every((w) => (data.text || `${data.model} ${data.model_name} ${data.provider} ${data.provider_name} ${data.region}`).toLowerCase().includes(w));
 
   function applyFilter() {
@@ -57,7 +57,7 @@
   });
   if (form) {
     form.querySelectorAll("[data-filter]").forEach((el) => el.addEventListener("input", applyFilter));
-    form.elements.window && form.elements.window.addEventListener("change", () => form.submit());
+    form.querySelectorAll("[data-submit]").forEach((el) => el.addEventListener("change", () => form.submit()));
   }
 
   function drawScatter(rows) {

@@ -1,0 +1,131 @@
+"""A live ASGI server (uvicorn in a thread serving tokenway.asgi) and headless Debian Chromium.
+
+The browser is /usr/bin/chromium from Debian (scripts/ensure-browser.sh installs it);
+Playwright only drives it (never `playwright install`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+ROOT = Path(__file__).resolve().parents[3]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ensure_chromium() -> str | None:
+    """None when the browser is ready, else why it is not."""
+    if Path(CHROMIUM).exists():
+        return None
+    script = ROOT / "scripts" / "ensure-browser.sh"
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=900)
+    if result.returncode != 0 or not Path(CHROMIUM).exists():
+        return f"Debian chromium could not be installed by scripts/ensure-browser.sh: {result.stderr.strip()[-300:]}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    reason = _ensure_chromium()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop running in this thread; the ORM calls the tests
+    # make meanwhile are still plain synchronous code, so Django's async guard is lifted here only.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield instance
+            instance.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
+    import uvicorn
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    from tokenway.asgi import application
+
+    port = _free_port()
+    config = uvicorn.Config(ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    with django_db_blocker.unblock():
+        thread.start()
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def login_cookie(user: object, live_url: str) -> dict[str, str]:
+    """A session cookie for the user, without depending on the login page's markup."""
+    client = Client()
+    client.force_login(user)  # type: ignore[arg-type]
+    return {"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_url}
+
+
+@pytest.fixture
+def page(browser, live_url, transactional_db, redis_client):
+    context = browser.new_context(base_url=live_url, viewport={"width": 1280, "height": 900}, locale="en-US")
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.js_errors = errors
+    yield pg
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def shot(page: object, name: str, *, full: bool = True) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)  # type: ignore[attr-defined]
+
+
+def group_send(group: str, message: dict[str, object]) -> None:
+    """Channels group_send from a plain thread (Playwright's loop occupies the test's thread)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            async_to_sync(get_channel_layer().group_send)(group, message)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=10)
+    if errors:
+        raise errors[0]
