@@ -14,6 +14,9 @@ log = logging.getLogger("routing.accounting")
 
 
 async def account(gw: Gateway, call: Call) -> None:
+    """Refusals before admission leave no trace (nothing was held or forwarded); the rest one event."""
+    if call.admission is None:
+        return
     bill = call.bill()
     event = build_event(call, bill, gw.config.region)
     pending = submit_event(gw.redis, event, gw.config.generation_ttl_s)
@@ -21,13 +24,12 @@ async def account(gw: Gateway, call: Call) -> None:
         gw.affinity.remember_local(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s)
         pending.append(gw.affinity.submit(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s))
     try:
-        if call.admission is not None:
-            await settle(
-                gw.redis,
-                call.admission,
-                charge_micros=bill.charge_micros,
-                tokens_used=bill.tokens.input_total + bill.tokens.output,
-            )
+        await settle(
+            gw.redis,
+            call.admission,
+            charge_micros=bill.charge_micros,
+            tokens_used=bill.tokens.input_total + bill.tokens.output,
+        )
         for future in pending:
             await future
     except RedisUnavailable as exc:

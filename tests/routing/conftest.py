@@ -76,7 +76,14 @@ def claude(gateway: ServerThread, tenant: Tenant) -> anthropic.Anthropic:
 def sim_requests(sim: SimHandle, provider: str, limit: int = 10) -> list[dict[str, Any]]:
     """Newest first. Read on the fleet's loop: /_sim/requests cannot serialise header keys (istr) yet."""
     out: list[list[dict[str, Any]]] = []
-    sim.call(lambda: out.append([dict(e, headers={str(k).lower(): v for k, v in e["headers"].items()}) for e in sim.fleet.log.last(provider, limit)]))
+    sim.call(
+        lambda: out.append(
+            [
+                dict(e, headers={str(k).lower(): v for k, v in e["headers"].items()})
+                for e in sim.fleet.log.last(provider, limit)
+            ]
+        )
+    )
     return out[0]
 
 

@@ -33,7 +33,9 @@ class ServerThread:
 
     def __init__(self, app: Any, port: int | None = None) -> None:
         self.port = port or free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", loop="asyncio")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", loop="asyncio"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -113,6 +115,16 @@ class Tenant:
         import orjson
 
         return [orjson.loads(fields[b"e"]) for _, fields in self.client.xrange(rk.USAGE_STREAM)]
+
+    def wait_events(self, n: int = 1, timeout: float = 3.0) -> list[dict[str, Any]]:
+        """Events are written right after the response; wait until ``n`` are in the stream."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            events = self.events()
+            if len(events) >= n:
+                return events
+            time.sleep(0.01)
+        return self.events()
 
     def update(self, **changes: Any) -> None:
         self.record = replace(self.record, **changes)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import requests as httpx
 
 from tests.routing.conftest import sim_requests
@@ -12,18 +10,10 @@ MODEL_OPENAI = "gpt-4.1-mini"  # one offering, OpenAI dialect
 MODEL_ANTHROPIC = "claude-haiku-4.5"  # one offering, Anthropic dialect
 
 
-def _wait_events(tenant, n, timeout=2.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        events = tenant.events()
-        if len(events) >= n:
-            return events
-        time.sleep(0.02)
-    return tenant.events()
-
-
 def test_openai_sdk_non_streaming_returns_text_usage_cost_and_provenance(oai, tenant):
-    raw = oai.chat.completions.with_raw_response.create(model=MODEL_OPENAI, messages=[{"role": "user", "content": "Say hi"}], max_tokens=50)
+    raw = oai.chat.completions.with_raw_response.create(
+        model=MODEL_OPENAI, messages=[{"role": "user", "content": "Say hi"}], max_tokens=50
+    )
     completion = raw.parse()
     assert completion.choices[0].message.content
     assert completion.usage.prompt_tokens > 0 and completion.usage.completion_tokens > 0
@@ -32,42 +22,51 @@ def test_openai_sdk_non_streaming_returns_text_usage_cost_and_provenance(oai, te
     assert raw.headers["x-tokenway-offering"]
     assert raw.headers["x-tokenway-route"].startswith("balanced")
     request_id = raw.headers["x-request-id"]
-    [event] = _wait_events(tenant, 1)
+    [event] = tenant.wait_events(1)
     assert event["request_id"] == request_id and event["status"] == "ok"
     assert event["tokens"]["output"] == completion.usage.completion_tokens
     assert tenant.client.get(f"tw:gen:{request_id}")
 
 
 def test_openai_sdk_streaming_without_include_usage_gets_no_usage_chunk(oai, tenant):
-    chunks = list(oai.chat.completions.create(model=MODEL_OPENAI, messages=[{"role": "user", "content": "Say hi"}], stream=True))
+    chunks = list(
+        oai.chat.completions.create(model=MODEL_OPENAI, messages=[{"role": "user", "content": "Say hi"}], stream=True)
+    )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert all(c.usage is None for c in chunks)
-    [event] = _wait_events(tenant, 1)
+    [event] = tenant.wait_events(1)
     assert event["usage_source"] == "provider" and event["tokens"]["output"] > 0
 
 
 def test_openai_sdk_streaming_with_include_usage_gets_cost(oai):
     chunks = list(
         oai.chat.completions.create(
-            model=MODEL_OPENAI, messages=[{"role": "user", "content": "Say hi"}], stream=True, stream_options={"include_usage": True}
+            model=MODEL_OPENAI,
+            messages=[{"role": "user", "content": "Say hi"}],
+            stream=True,
+            stream_options={"include_usage": True},
         )
     )
     assert chunks[-1].usage is not None and chunks[-1].usage.model_extra["cost"] > 0
 
 
 def test_anthropic_sdk_non_streaming(claude, tenant):
-    message = claude.messages.create(model=MODEL_ANTHROPIC, max_tokens=100, messages=[{"role": "user", "content": "Say hi"}])
+    message = claude.messages.create(
+        model=MODEL_ANTHROPIC, max_tokens=100, messages=[{"role": "user", "content": "Say hi"}]
+    )
     assert message.content[0].text
     assert message.usage.output_tokens > 0
     assert message.usage.model_extra["cost"] > 0
 
 
 def test_anthropic_sdk_streaming(claude, tenant):
-    with claude.messages.stream(model=MODEL_ANTHROPIC, max_tokens=100, messages=[{"role": "user", "content": "Say hi"}]) as stream:
+    with claude.messages.stream(
+        model=MODEL_ANTHROPIC, max_tokens=100, messages=[{"role": "user", "content": "Say hi"}]
+    ) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert text and final.usage.output_tokens > 0
-    [event] = _wait_events(tenant, 1)
+    [event] = tenant.wait_events(1)
     assert event["tokens"]["output"] == final.usage.output_tokens
 
 
@@ -92,7 +91,12 @@ def test_messages_with_beta_query(gateway, tenant, sim):
     response = httpx.post(
         f"{gateway.base_url}/v1/messages?beta=true",
         headers={"x-api-key": tenant.key, "anthropic-version": "2023-06-01", "anthropic-beta": "foo-2025"},
-        json={"model": MODEL_ANTHROPIC, "max_tokens": 20, "messages": [{"role": "user", "content": "hi"}], "thinking": {"type": "disabled"}},
+        json={
+            "model": MODEL_ANTHROPIC,
+            "max_tokens": 20,
+            "messages": [{"role": "user", "content": "hi"}],
+            "thinking": {"type": "disabled"},
+        },
     )
     assert response.status_code == 200, response.text
     [received] = sim_requests(sim, "anthropic", 1)
