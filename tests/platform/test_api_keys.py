@@ -72,7 +72,7 @@ def test_developer_manages_own_keys_only(owner, developer, api_client_for):
 
 def test_revoke_and_rotate_through_the_api(owner, api_client_for, redis_client, django_capture_on_commit_callbacks):
     client = api_client_for(owner)
-    api_key, plaintext = issue_key(owner.tenant, created_by=owner.user)
+    api_key, _ = issue_key(owner.tenant, created_by=owner.user)
     with django_capture_on_commit_callbacks(execute=True):
         rotated = client.post(f"{URL}{api_key.pk}/rotate/", {"grace_seconds": 60}, format="json")
     assert rotated.status_code == 201 and rotated.json()["rotated_from"] == api_key.pk
