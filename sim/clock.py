@@ -28,6 +28,10 @@ class SimClock:
         """Sim seconds since the fleet started."""
         return (time.monotonic() - self._real_start) * self._rate
 
+    def real_now(self) -> float:
+        """Real seconds since the fleet started (rate-limit windows run on real time)."""
+        return time.monotonic() - self._real_start
+
     def wall(self) -> float:
         """Simulated wall clock (epoch seconds), used for daily drift and wall-clock incidents."""
         return self._wall_start + self.now() + self._hour_offset_s

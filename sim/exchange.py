@@ -46,7 +46,7 @@ def _log(fleet: Fleet, slug: str, request: web.Request, raw: bytes, request_id: 
         "method": request.method,
         "path": request.path,
         "query": request.query_string,
-        "headers": dict(request.headers),
+        "headers": {str(key): value for key, value in request.headers.items()},
         "body": raw.decode("utf-8", errors="replace"),
         "json": None,
         "timestamp": time.time(),
@@ -96,9 +96,9 @@ def _admit(fleet: Fleet, provider: Provider, offering: Offering, prompt: Prompt)
         return {}
     estimate = prompt.tokens + (prompt.max_tokens or 0)
     admission = fleet.limiter.admit(
-        offering.key, rpm=offering.rpm, tpm=offering.tpm, tokens=estimate, now=fleet.clock.now()
+        offering.key, rpm=offering.rpm, tpm=offering.tpm, tokens=estimate, now=fleet.clock.real_now()
     )
-    real_reset = fleet.clock.real(admission.reset_s) if not fleet.clock.zero else admission.reset_s
+    real_reset = admission.reset_s  # windows run on real time
     limits = hdr.limit_headers(provider.profile.ratelimit_headers, admission, real_reset)
     if admission.allowed:
         return limits

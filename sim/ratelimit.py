@@ -1,4 +1,7 @@
-"""Declared RPM/TPM enforced per offering in fixed one-minute windows of sim time."""
+"""Declared RPM/TPM enforced per offering in fixed one-minute windows of real time.
+
+Windows do not follow --time-scale: a test that wants a fresh window calls /_sim/reset or
+/_sim/limits (both clear the windows) instead of waiting."""
 
 from __future__ import annotations
 

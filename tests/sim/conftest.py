@@ -45,7 +45,9 @@ def oai(sim: SimHandle):
 @pytest.fixture
 def claude(sim: SimHandle):
     def make(provider: str = "anthropic") -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=f"{sim.base_url}/{provider}", api_key="sk-ant-sim", max_retries=0, timeout=10)
+        return anthropic.Anthropic(
+            base_url=f"{sim.base_url}/{provider}", api_key="sk-ant-sim", max_retries=0, timeout=10
+        )
 
     return make
 

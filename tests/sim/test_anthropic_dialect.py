@@ -7,7 +7,11 @@ from tests.sim.conftest import sse_events
 
 MODEL = "claude-haiku-4-5-20251001"
 HI = [{"role": "user", "content": "Say something"}]
-TOOL = {"name": "lookup", "description": "Look a thing up", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}}
+TOOL = {
+    "name": "lookup",
+    "description": "Look a thing up",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+}
 
 
 def test_non_streaming_message_and_usage(claude):
@@ -33,11 +37,13 @@ def test_stream_event_sequence_is_anthropics(http):
 
 
 def test_sdk_stream_accumulates_tool_use_and_thinking(claude):
-    with claude() as client:
-        with client.messages.stream(
+    with (
+        claude() as client,
+        client.messages.stream(
             model=MODEL, max_tokens=4000, messages=HI, tools=[TOOL], thinking={"type": "enabled", "budget_tokens": 1024}
-        ) as stream:
-            final = stream.get_final_message()
+        ) as stream,
+    ):
+        final = stream.get_final_message()
     kinds = [block.type for block in final.content]
     assert kinds == ["thinking", "tool_use"]
     assert final.stop_reason == "tool_use"
@@ -70,8 +76,14 @@ def test_count_tokens_matches_message_input(claude):
     [
         ({"max_tokens": 10, "messages": HI}, "model: Field required"),
         ({"model": MODEL, "messages": HI}, "max_tokens: Field required"),
-        ({"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]}, 'Unexpected role "system"'),
-        ({"model": MODEL, "max_tokens": 10, "messages": [*HI, {"role": "user", "content": "again"}]}, "roles must alternate"),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": [{"role": "system", "content": "x"}]},
+            'Unexpected role "system"',
+        ),
+        (
+            {"model": MODEL, "max_tokens": 10, "messages": [*HI, {"role": "user", "content": "again"}]},
+            "roles must alternate",
+        ),
         ({"model": MODEL, "max_tokens": 10, "messages": HI, "tools": [{"name": "x"}]}, "input_schema: Field required"),
     ],
 )

@@ -50,8 +50,14 @@ def test_explicit_cache_needs_a_breakpoint_and_honours_1h_ttl(http):
 
 
 def test_normalized_ignores_string_versus_text_block_shape(http):
-    as_string = {"model": "gpt-4.1", "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": "a"}]}
-    as_blocks = {"model": "gpt-4.1", "messages": [{"role": "system", "content": [{"type": "text", "text": LONG}]}, {"role": "user", "content": "b"}]}
+    as_string = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": "a"}],
+    }
+    as_blocks = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "system", "content": [{"type": "text", "text": LONG}]}, {"role": "user", "content": "b"}],
+    }
     http.post("/openai/v1/chat/completions", json=as_string)
     usage = http.post("/openai/v1/chat/completions", json=as_blocks).json()["usage"]
     assert usage["prompt_tokens_details"]["cached_tokens"] >= 4096
@@ -59,10 +65,19 @@ def test_normalized_ignores_string_versus_text_block_shape(http):
 
 
 def test_raw_prefix_misses_when_an_earlier_message_is_reshaped(http):
-    as_string = {"model": "deepseek-chat", "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": "a"}]}
-    as_blocks = {"model": "deepseek-chat", "messages": [{"role": "system", "content": [{"type": "text", "text": LONG}]}, {"role": "user", "content": "b"}]}
+    as_string = {
+        "model": "deepseek-chat",
+        "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": "a"}],
+    }
+    as_blocks = {
+        "model": "deepseek-chat",
+        "messages": [{"role": "system", "content": [{"type": "text", "text": LONG}]}, {"role": "user", "content": "b"}],
+    }
     http.post("/deepseek/v1/chat/completions", json=as_string)
-    again = http.post("/deepseek/v1/chat/completions", json={**as_string, "messages": [as_string["messages"][0], {"role": "user", "content": "c"}]}).json()["usage"]
+    again = http.post(
+        "/deepseek/v1/chat/completions",
+        json={**as_string, "messages": [as_string["messages"][0], {"role": "user", "content": "c"}]},
+    ).json()["usage"]
     reshaped = http.post("/deepseek/v1/chat/completions", json=as_blocks).json()["usage"]
     assert again["prompt_cache_hit_tokens"] > 4000
     assert reshaped["prompt_cache_hit_tokens"] == 0
@@ -72,11 +87,17 @@ def test_raw_prefix_misses_when_an_earlier_message_is_reshaped(http):
 def test_short_prompts_are_not_cached(http):
     body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "short"}]}
     http.post("/openai/v1/chat/completions", json=body)
-    assert http.post("/openai/v1/chat/completions", json=body).json()["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+    assert (
+        http.post("/openai/v1/chat/completions", json=body).json()["usage"]["prompt_tokens_details"]["cached_tokens"]
+        == 0
+    )
 
 
 def test_reset_clears_caches(http):
     body = {"model": "gpt-4.1", "messages": [{"role": "system", "content": LONG}, {"role": "user", "content": "a"}]}
     http.post("/openai/v1/chat/completions", json=body)
     http.post("/_sim/reset")
-    assert http.post("/openai/v1/chat/completions", json=body).json()["usage"]["prompt_tokens_details"]["cached_tokens"] == 0
+    assert (
+        http.post("/openai/v1/chat/completions", json=body).json()["usage"]["prompt_tokens_details"]["cached_tokens"]
+        == 0
+    )

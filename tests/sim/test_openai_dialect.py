@@ -8,7 +8,11 @@ TOOLS = [
         "function": {
             "name": "get_weather",
             "description": "Weather of a city",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city", "days"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city", "days"],
+            },
         },
     }
 ]
@@ -29,7 +33,11 @@ def test_openai_non_streaming_answer_has_usage_details(oai):
 
 def test_stream_with_include_usage_ends_with_choiceless_usage_chunk(oai):
     with oai("openai") as client:
-        chunks = list(client.chat.completions.create(model="gpt-4.1-mini", messages=HELLO, stream=True, stream_options={"include_usage": True}))
+        chunks = list(
+            client.chat.completions.create(
+                model="gpt-4.1-mini", messages=HELLO, stream=True, stream_options={"include_usage": True}
+            )
+        )
     assert chunks[0].choices[0].delta.role == "assistant"
     assert chunks[-1].choices == []
     assert chunks[-1].usage.completion_tokens > 0
@@ -48,7 +56,9 @@ def test_stream_without_include_usage_has_no_usage(oai):
 
 def test_tool_call_non_streaming_matches_schema(oai):
     with oai("openai") as client:
-        reply = client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS)
+        reply = client.chat.completions.create(
+            model="gpt-4.1", messages=[{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS
+        )
     choice = reply.choices[0]
     assert choice.finish_reason == "tool_calls"
     call = choice.message.tool_calls[0]
@@ -70,7 +80,17 @@ def test_tool_call_streams_as_fragments_that_join_to_json(oai):
 def test_after_tool_result_the_model_answers_in_text(oai):
     messages = [
         {"role": "user", "content": "Weather?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris","days":1}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Paris","days":1}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
     ]
     with oai("openai") as client:
@@ -93,7 +113,11 @@ def test_models_endpoint_lists_upstream_names(oai):
 
 def test_deepseek_usage_and_reasoning_content(oai, http):
     with oai("deepseek") as client:
-        chunks = list(client.chat.completions.create(model="deepseek-reasoner", messages=HELLO, stream=True, stream_options={"include_usage": True}))
+        chunks = list(
+            client.chat.completions.create(
+                model="deepseek-reasoner", messages=HELLO, stream=True, stream_options={"include_usage": True}
+            )
+        )
     reasoning = [c.choices[0].delta.model_extra.get("reasoning_content") for c in chunks if c.choices]
     assert any(reasoning)
     usage = chunks[-1].usage.model_dump()

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import time
+
+from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, count_text_tokens
+
+
+def test_health(http):
+    assert http.get("/_sim/health").json() == {"status": "ok"}
+
+
+def test_requests_log_keeps_requests_as_received(http):
+    raw = b'{"model":"gpt-4.1",  "messages":[{"role":"user","content":"hi"}]}'
+    http.post("/openai/v1/chat/completions", content=raw, headers={"content-type": "application/json", "x-trace": "t1"})
+    entry = http.get("/_sim/requests", params={"provider": "openai", "limit": 5}).json()["requests"][0]
+    assert entry["body"] == raw.decode()
+    assert entry["json"]["model"] == "gpt-4.1"
+    assert entry["headers"]["x-trace"] == "t1"
+    assert entry["method"] == "POST" and entry["path"] == "/openai/v1/chat/completions"
+    assert entry["timestamp"] <= time.time()
+
+
+def test_profiles_expose_configured_ground_truth(http):
+    data = http.get("/_sim/profiles").json()
+    assert len(data["providers"]) >= 10
+    offering = data["providers"]["openai"]["offerings"]["gpt-4.1"]
+    assert offering["perf"]["ttft_ms"] == 450 and offering["perf"]["tokens_per_s"] == 90
+    assert offering["published_prices"]["input"] == 2_000_000
+    assert data["providers"]["deepseek"]["offerings"]["deepseek-v4-flash"]["perf"]["tokens_per_s"] == 110
+    assert data["providers"]["anthropic"]["offerings"]["claude-sonnet-4.5"]["cache"]["mode"] == "explicit"
+
+
+def test_token_counting_follows_contracts(http):
+    text = "Hello there, how are you today?"
+    usage = http.post(
+        "/openai/v1/chat/completions", json={"model": "gpt-4.1", "messages": [{"role": "user", "content": text}]}
+    ).json()["usage"]
+    assert usage["prompt_tokens"] == count_text_tokens(text) + MESSAGE_OVERHEAD_TOKENS
+
+
+def test_time_scale_shortens_latency(http):
+    started = time.monotonic()
+    http.post(
+        "/anthropic/v1/messages",
+        json={"model": "claude-opus-4.1", "max_tokens": 100, "messages": [{"role": "user", "content": "x"}]},
+    )
+    assert time.monotonic() - started < 0.5  # opus TTFT ~1.6 s sim + generation, x 0.001
+
+
+def test_clock_drives_daily_drift(sim, http):
+    from sim.perf import draw_timing
+
+    offering = sim.fleet.providers["deepseek"].offering("deepseek-chat")
+    http.post("/_sim/clock", json={"hour": 21}).raise_for_status()
+    evening = draw_timing(
+        offering.profile, sim.fleet.clock, sim.fleet.draws_for(offering, b"a"), uncached_tokens=0, incidents=[]
+    )
+    sim.fleet.reset()
+    http.post("/_sim/clock", json={"hour": 4}).raise_for_status()
+    night = draw_timing(
+        offering.profile, sim.fleet.clock, sim.fleet.draws_for(offering, b"a"), uncached_tokens=0, incidents=[]
+    )
+    assert abs(evening.ttft_s / night.ttft_s - 1.8) < 0.01
+
+
+def test_unknown_provider_is_404(http):
+    assert http.post("/nope/v1/chat/completions", json={"model": "x", "messages": []}).status_code == 404
