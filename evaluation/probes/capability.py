@@ -21,7 +21,7 @@ CONTEXT_FILL_SHARE = 0.9
 # Never build prompts bigger than this (tokens); windows above it are checked at this size.
 CONTEXT_CHECK_CAP = 200_000
 # Room for a complete JSON object: a cut-off answer is the provider's max_tokens, not a JSON-mode failure.
-JSON_ANSWER_TOKENS = 512
+JSON_ANSWER_TOKENS = 1024
 
 
 async def _context(ctx: ProbeContext) -> Outcome:
@@ -66,7 +66,9 @@ async def _json_mode(ctx: ProbeContext) -> Outcome:
         system=(), messages=({"role": "user", "content": prompt},), max_tokens=64, stream=False, json_mode=True
     )
     outcome, timed = await measure(ctx, ProbeKind.CAPABILITY, "json_mode", request)
-    if timed is not None:
+    if timed is not None and timed.reply.finish_reason == "length":
+        outcome.details["inconclusive"] = "answer cut at max_tokens"
+    elif timed is not None:
         try:
             parsed = orjson.loads(timed.reply.text)
         except orjson.JSONDecodeError:

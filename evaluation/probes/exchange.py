@@ -135,9 +135,11 @@ async def exchange(
             state["billed"] = _billed_cost(response.headers)
             await _refuse_non_200(response, rate_limit)
             state["headers"] = True
-            if request.stream and stop_after_first:
+            if request.stream and stop_after_first and response.content_type.startswith("text/event-stream"):
                 return await _first_chunk_only(target, response, started, rate_limit)
             if request.stream:
+                if not response.content_type.startswith("text/event-stream"):
+                    raise WireError(f"expected an event stream, got {response.content_type!r}")
                 await _read_stream(target, response, state)
             else:
                 data = _parse_json(await response.read())

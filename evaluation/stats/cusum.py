@@ -2,8 +2,9 @@
 
 Gaussian form, for latency (on log scale) and throughput:
     z_t = direction * (x_t - mu) / sigma;   S_t = max(0, S_{t-1} + z_t - K);   alarm when S_t > H.
-With K = 0.5 and H = 5 (in sigmas) the in-control run length is ~900 samples, and a
-shift of 2 sigma is caught after ~3-4 samples.
+With K = 0.5 and H = 8 (in sigmas) the in-control average run length is ~19,000
+samples (we watch thousands of series), and a 2-sigma shift is caught after ~6 samples,
+a 3-sigma one after ~4.
 
 Bernoulli form, for availability (x_t = 1 when the probe found the offering down):
     S_t = max(0, S_t-1 + x_t*ln(p1/p0) + (1-x_t)*ln((1-p1)/(1-p0))),  alarm when S_t > H_BERNOULLI,
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 K = 0.5  # allowance: half the smallest shift (1 sigma) worth an incident
-H = 5.0  # decision interval in sigmas
+H = 8.0  # decision interval in sigmas: in-control run length ~19,000 samples (thousands of series)
 H_BERNOULLI = 4.0  # log-likelihood units; two or three consecutive failures on a healthy offering
 P0_FLOOR = 0.01  # a perfect baseline still allows 1% failures, so one blip is not an incident
 P1_FACTOR = 5.0
