@@ -105,3 +105,15 @@ def test_invalid_file_changes_nothing(tmp_path):
     with pytest.raises(CommandError, match=r"broken.yaml:\d+: providers\[2\].dialect must be one of openai, anthropic"):
         _load(path)
     assert Provider.objects.count() == Model.objects.count() == 0
+
+
+DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo.yaml"
+
+
+@pytest.mark.skipif(not DEMO.exists(), reason="catalog/demo.yaml not written yet")
+@pytest.mark.django_db(transaction=True)
+def test_demo_catalog_loads_twice_without_changes(redis_client):
+    assert "added" in _load(DEMO)
+    assert _load(DEMO).strip() == "no changes"
+    snapshot = CatalogSnapshot.from_json(redis_client.get(redis_keys.CATALOG_SNAPSHOT))
+    assert len(snapshot.offerings) >= 40
