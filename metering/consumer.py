@@ -22,13 +22,15 @@ from contracts.usage import UsageEvent
 from metering.crash import crash_point
 from metering.ingest import IngestResult, event_parse, usage_ingest
 from metering.live import ingest_followup
+from tokenway.env import env_int
 
 logger = logging.getLogger(__name__)
 
 # 500 events x ~35 columns stays far below PostgreSQL's 65,535 bind parameters per statement.
 BATCH_SIZE = 500
-# An entry idle this long in another consumer's pending list belongs to a dead consumer.
-CLAIM_MIN_IDLE_MS = 15_000
+# An entry idle this long in another consumer's pending list belongs to a dead consumer
+# (a batch takes well under a second); tests shorten it.
+CLAIM_MIN_IDLE_MS = env_int("TOKENWAY_CLAIM_MIN_IDLE_MS", 15_000)
 # Long enough to batch under load, short enough to keep billing latency well under a second.
 BLOCK_MS = 200
 DEAD_LETTER_STREAM = f"{USAGE_STREAM}:dead"

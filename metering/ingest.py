@@ -119,7 +119,7 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
 def _insert_usage(rows: list[list[object]]) -> set[str]:
     placeholders = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
     sql = (
-        f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) VALUES "
+        f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) VALUES "  # noqa: S608 - only placeholders are interpolated
         f"{', '.join([placeholders] * len(rows))} ON CONFLICT (request_id) DO NOTHING RETURNING request_id"
     )
     params = [value for row in rows for value in row]

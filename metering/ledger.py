@@ -83,7 +83,7 @@ def _journals_insert(specs: list[JournalSpec], at: datetime) -> dict[str, int]:
     for spec in specs:
         params += [spec.key, spec.kind, spec.tenant_id, spec.memo[:200], at]
     sql = (
-        "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) VALUES "
+        "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) VALUES "  # noqa: S608
         f"{values} ON CONFLICT (key) DO NOTHING RETURNING key, id"
     )
     with connection.cursor() as cursor:
@@ -108,7 +108,7 @@ def _balances_apply(deltas: dict[int, int]) -> None:
     for account_id in ordered:
         params += [account_id, deltas[account_id]]
     sql = (
-        "UPDATE metering_balance AS b SET amount_micros = b.amount_micros + v.delta, updated_at = now() "
+        "UPDATE metering_balance AS b SET amount_micros = b.amount_micros + v.delta, updated_at = now() "  # noqa: S608
         f"FROM (VALUES {values}) AS v(account_id, delta) WHERE b.account_id = v.account_id"
     )
     with connection.cursor() as cursor:

@@ -32,20 +32,32 @@ class MeterSessionExpired(Exception):
     """The meter event session token was refused; get a new one and retry."""
 
 
-@lru_cache(maxsize=1)
-def stripe_client() -> stripe.StripeClient:
-    bases: dict[str, str] = {}
-    if settings.STRIPE_API_BASE:
-        bases["api"] = settings.STRIPE_API_BASE
-    meter_base = settings.STRIPE_METER_API_BASE or settings.STRIPE_API_BASE
-    if meter_base:
-        bases["meter_events"] = meter_base
+def _client(bases: dict[str, str]) -> stripe.StripeClient:
     return stripe.StripeClient(
         settings.STRIPE_API_KEY or "sk_test_missing",
         base_addresses=bases,  # type: ignore[arg-type]
         max_network_retries=MAX_NETWORK_RETRIES,
         http_client=stripe.RequestsClient(timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S)),
     )
+
+
+@lru_cache(maxsize=1)
+def stripe_client() -> stripe.StripeClient:
+    """Customers, PaymentIntents, invoices: ``STRIPE_API_BASE`` (empty = Stripe itself)."""
+    return _client({"api": settings.STRIPE_API_BASE} if settings.STRIPE_API_BASE else {})
+
+
+@lru_cache(maxsize=1)
+def meter_client() -> stripe.StripeClient:
+    """Meter events and their sessions: ``STRIPE_METER_API_BASE`` for both when set (the emulator)."""
+    base = settings.STRIPE_METER_API_BASE
+    return _client({"api": base, "meter_events": base} if base else {})
+
+
+def clients_reset() -> None:
+    """Forget the configured clients (tests change the base URLs)."""
+    stripe_client.cache_clear()
+    meter_client.cache_clear()
 
 
 def _opts(idempotency_key: str, **extra: Any) -> Any:
@@ -98,7 +110,7 @@ def meter_session_token(*, renew: bool = False) -> str:
     client = get_redis()
     if not renew and (cached := client.get(METER_SESSION_KEY)):
         return cached.decode()
-    session = stripe_client().v2.billing.meter_event_session.create(options=_opts(f"meter-session:{_now_ms()}"))
+    session = meter_client().v2.billing.meter_event_session.create(options=_opts(f"meter-session:{_now_ms()}"))
     expires = datetime.fromisoformat(str(session.expires_at).replace("Z", "+00:00"))
     ttl = int(expires.timestamp() - time.time()) - METER_SESSION_MARGIN_S
     token = str(session.authentication_token)
@@ -124,15 +136,17 @@ def meter_events_send(*, events: list[MeterEventOut], idempotency_key: str) -> N
             for event in events
         ]
     }
-    token = meter_session_token()
-    try:
-        stripe_client().v2.billing.meter_event_stream.create(
-            params=body,  # type: ignore[arg-type]
-            options=_opts(idempotency_key, api_key=token),
-        )
-    except stripe.AuthenticationError as exc:
-        get_redis().delete(METER_SESSION_KEY)
-        raise MeterSessionExpired(str(exc)) from exc
+    for renew in (False, True):  # an expired session is renewed once, then the error is raised
+        try:
+            meter_client().v2.billing.meter_event_stream.create(
+                params=body,  # type: ignore[arg-type]
+                options=_opts(idempotency_key, api_key=meter_session_token(renew=renew)),
+            )
+            return
+        except stripe.AuthenticationError as exc:
+            get_redis().delete(METER_SESSION_KEY)
+            if renew:
+                raise MeterSessionExpired(str(exc)) from exc
 
 
 def meter_accepted_totals(*, since: datetime, until: datetime) -> dict[str, int] | None:

@@ -96,11 +96,11 @@ def meter_emulator(settings) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     settings.STRIPE_METER_API_BASE = base
     settings.STRIPE_API_KEY = "sk_test_metering"
-    from metering.stripe_client import stripe_client
+    from metering.stripe_client import clients_reset
 
-    stripe_client.cache_clear()
+    clients_reset()
     yield base
-    stripe_client.cache_clear()
+    clients_reset()
     stop(process)
 
 
@@ -112,11 +112,11 @@ def localstripe(settings) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     settings.STRIPE_API_BASE = base
     settings.STRIPE_API_KEY = "sk_test_metering"
-    from metering.stripe_client import stripe_client
+    from metering.stripe_client import clients_reset
 
-    stripe_client.cache_clear()
+    clients_reset()
     yield base
-    stripe_client.cache_clear()
+    clients_reset()
     stop(process)
 
 
