@@ -152,12 +152,19 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS) -> dict[st
     if series_of is None or not measured:
         return {"labels": [], "series": []}
     points = {
-        row.offering_id: {p["t"]: p["value"] for p in series_of(offering_id=row.offering_id, metric="ttft_p50", window=window, region=region)}
+        row.offering_id: {
+            p["t"]: p["value"]
+            for p in series_of(offering_id=row.offering_id, metric="ttft_p50", window=window, region=region)
+        }
         for row in measured
     }
     labels = sorted({t for by_time in points.values() for t in by_time})
     series = [
-        {"label": f"{row.model} · {row.provider}", "provider": row.provider, "ttft": [points[row.offering_id].get(t) for t in labels]}
+        {
+            "label": f"{row.model} · {row.provider}",
+            "provider": row.provider,
+            "ttft": [points[row.offering_id].get(t) for t in labels],
+        }
         for row in measured
         if points[row.offering_id]
     ]

@@ -24,11 +24,11 @@ def _number(value: Any) -> float | None:
 
 @register.filter
 def money(micros: Any) -> str:
-    """Integer micro-units -> "$1.2345" (4 decimals below a dollar, 2 above)."""
+    """Integer micro-units -> "$1.2345": 4 decimals below $1,000 (a request costs fractions of a cent)."""
     if micros is None:
         return DASH
     amount = Decimal(int(micros)) / MICROS_PER_UNIT
-    places = "0.01" if abs(amount) >= 1 else "0.0001"
+    places = "0.01" if abs(amount) >= 1000 else "0.0001"
     return f"${amount.quantize(Decimal(places)):,}"
 
 

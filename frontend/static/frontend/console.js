@@ -32,7 +32,8 @@
   }
 
   window.tw.live("/ws/tenant/" + encodeURIComponent(main.dataset.tenant) + "/", (message) => {
-    if (message.event === "hello") return;
+    // A reconnect may have missed pushes: refresh on every hello except the first.
+    if (message.event === "hello" && (state.hellos = (state.hellos || 0) + 1) === 1) return;
     if (!pending) pending = setTimeout(refresh, 150); // coalesce bursts of pushes into one refresh
   }, document.getElementById("tenant-live"));
   state.refresh = refresh;

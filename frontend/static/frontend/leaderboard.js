@@ -65,6 +65,7 @@
     if (!canvas || !window.Chart) return;
     const measured = rows.filter((r) => r.ttft_p50 != null && r.tps != null);
     document.getElementById("scatter-empty").hidden = measured.length > 0;
+    canvas.parentElement.hidden = measured.length === 0;
     const byProvider = {};
     measured.forEach((r) => {
       (byProvider[r.provider] = byProvider[r.provider] || { label: r.provider_name, data: [], backgroundColor: tw.providerColor(r.provider) + "b3", borderColor: tw.providerColor(r.provider) })
@@ -89,6 +90,7 @@
     if (!canvas || !window.Chart) return;
     const data = trends[window_] || { labels: [], series: [] };
     document.getElementById("trend-empty").hidden = (data.series || []).length > 0;
+    canvas.parentElement.hidden = (data.series || []).length === 0;
     const datasets = (data.series || []).map((s) => ({ label: s.label, data: s.ttft, borderColor: tw.providerColor(s.provider || s.label), pointRadius: 0, tension: 0.25, spanGaps: true }));
     if (state.charts.trend) state.charts.trend.destroy();
     state.charts.trend = new Chart(canvas, {
@@ -121,5 +123,9 @@
   drawTrend("24h");
   const params = new URLSearchParams(location.search);
   if (params.get("sort")) state.sort = params.get("sort"), state.dir = params.get("dir") || "asc";
-  tw.live("/ws/leaderboard/", (message) => { if (message.event !== "hello") refresh(); }, document.getElementById("lb-live"));
+  tw.live("/ws/leaderboard/", (message) => {
+    // A reconnect may have missed a refresh: catch up on every hello except the first.
+    if (message.event === "hello" && (state.hellos = (state.hellos || 0) + 1) === 1) return;
+    refresh();
+  }, document.getElementById("lb-live"));
 })();

@@ -74,7 +74,9 @@ def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     from tokenway.asgi import application
 
     port = _free_port()
-    config = uvicorn.Config(ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     with django_db_blocker.unblock():

@@ -35,7 +35,9 @@ def measured(catalog):
 
 
 def _visible_providers(page) -> list[str]:
-    return page.eval_on_selector_all("#lb-rows tr[data-model]:not([hidden])", "rows => rows.map(r => r.dataset.provider)")
+    return page.eval_on_selector_all(
+        "#lb-rows tr[data-model]:not([hidden])", "rows => rows.map(r => r.dataset.provider)"
+    )
 
 
 def test_leaderboard_charts_filter_and_sort(page, measured):
@@ -84,8 +86,13 @@ def test_model_and_provider_pages(page, measured):
     shot(page, "provider-page")
 
 
-def test_leaderboard_at_phone_width_in_chinese(browser, live_url, measured, redis_client):
-    context = browser.new_context(base_url=live_url, viewport={"width": 390, "height": 844}, locale="zh-CN", extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+def test_leaderboard_at_phone_width_in_chinese(browser, live_url, transactional_db, measured, redis_client):
+    context = browser.new_context(
+        base_url=live_url,
+        viewport={"width": 390, "height": 844},
+        locale="zh-CN",
+        extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+    )
     page = context.new_page()
     page.goto("/")
     assert page.locator("html").get_attribute("lang") == "zh-hans"
