@@ -39,7 +39,15 @@ def _reverse(rng: random.Random) -> Canary:
     return Canary("reverse", f"Reverse the string '{word}'. Reply with the reversed string only.", word[::-1])
 
 
-_CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Norway": "Oslo", "Egypt": "Cairo", "Canada": "Ottawa", "Italy": "Rome"}
+_CAPITALS = {
+    "France": "Paris",
+    "Japan": "Tokyo",
+    "Kenya": "Nairobi",
+    "Norway": "Oslo",
+    "Egypt": "Cairo",
+    "Canada": "Ottawa",
+    "Italy": "Rome",
+}
 
 
 def _capital(rng: random.Random) -> Canary:

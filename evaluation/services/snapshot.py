@@ -9,6 +9,7 @@ published documents share a version.
 
 from __future__ import annotations
 
+import random
 import time
 from dataclasses import replace
 
@@ -19,7 +20,8 @@ from contracts.snapshot import OfferingStats, StatsSnapshot
 from evaluation.models import Aggregate
 
 SNAPSHOT_WINDOW = "1h"  # the gateway routes on the freshest window
-MAX_ATTEMPTS = 20  # optimistic retries under contention; more means something is publishing in a loop
+MAX_ATTEMPTS = 200  # optimistic retries under contention (a refresh lock keeps it to one publisher normally)
+BACKOFF_S = 0.002  # up to this long (random) between retries, so contenders spread out
 
 
 def _value(metrics: dict[str, dict[str, float]], name: str) -> float | None:
@@ -66,6 +68,7 @@ def snapshot_publish(*, client: redis.Redis, snapshot: StatsSnapshot) -> int:
                 pipe.publish(redis_keys.SNAPSHOT_CHANNEL, "stats")
                 pipe.execute()
             except redis.WatchError:
+                time.sleep(random.uniform(0, BACKOFF_S))
                 continue
             return version
     raise RuntimeError(f"could not publish the stats snapshot in {MAX_ATTEMPTS} attempts")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sim.server import SimHandle, start_in_thread
 
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot
+from sim.server import SimHandle, start_in_thread
 from tests.evaluation.sim_catalog import sim_catalog
 
 

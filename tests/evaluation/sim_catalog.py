@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sim.catalog import load_catalog
-
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from sim.catalog import load_catalog
 
 
 def sim_offerings(base_url: str, *, first_id: int = 1) -> list[OfferingSnapshot]:

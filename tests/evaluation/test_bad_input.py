@@ -47,7 +47,9 @@ def test_failures_do_not_poison_latency_aggregates(outcomes):
     rows = [PerfRow(o.variant, o.ttft_ms, o.tps, o.error_class) for found in outcomes.values() for o in found]
     computed = compute(rows, [], None)
     healthy_ttft = [o.ttft_ms for o in outcomes["healthy"] if o.variant == "1k"]
-    assert computed.metrics["ttft_p50"]["n"] == 1 and computed.metrics["ttft_p50"]["value"] == pytest.approx(healthy_ttft[0])
+    assert computed.metrics["ttft_p50"]["n"] == 1 and computed.metrics["ttft_p50"]["value"] == pytest.approx(
+        healthy_ttft[0]
+    )
     # up: healthy, 429, not-json, garbage, bad-usage; down: 503, timeout, truncated
     assert computed.metrics["availability"]["value"] == pytest.approx(5 / 8)
     assert computed.metrics["error_rate"]["value"] == pytest.approx(7 / 8)

@@ -20,7 +20,11 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     body = await request.json()
     model = body["model"]
     if model == "rate-limited":
-        return web.json_response({"error": {"message": "slow down"}}, status=429, headers={"x-ratelimit-remaining-requests": "0", "retry-after": "7"})
+        return web.json_response(
+            {"error": {"message": "slow down"}},
+            status=429,
+            headers={"x-ratelimit-remaining-requests": "0", "retry-after": "7"},
+        )
     if model == "down":
         return web.json_response({"error": {"message": "unavailable"}}, status=503)
     if model == "slow":
@@ -34,7 +38,10 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     elif model == "truncated":
         await response.write(GOOD_CHUNK * 3)  # no usage, no [DONE]: the stream just ends
     elif model == "bad-usage":
-        await response.write(GOOD_CHUNK * 2 + b'data: {"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":"x"}}\n\ndata: [DONE]\n\n')
+        await response.write(
+            GOOD_CHUNK * 2
+            + b'data: {"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":"x"}}\n\ndata: [DONE]\n\n'
+        )
     else:
         await response.write(GOOD_CHUNK)
         await asyncio.sleep(0.01)
@@ -64,7 +71,15 @@ def misbehaving_upstream() -> Iterator[str]:
 
 def offering(offering_id: int, model: str, base_url: str) -> OfferingSnapshot:
     return OfferingSnapshot(
-        offering_id=offering_id, model=model, provider="misbehaving", upstream_model=model, dialect="openai",
-        base_url=base_url, usage_dialect="openai", cached_tokens_in_input=True, prices=Prices(input=1_000_000, output=2_000_000),
-        context_window=8192, max_output=1024,
+        offering_id=offering_id,
+        model=model,
+        provider="misbehaving",
+        upstream_model=model,
+        dialect="openai",
+        base_url=base_url,
+        usage_dialect="openai",
+        cached_tokens_in_input=True,
+        prices=Prices(input=1_000_000, output=2_000_000),
+        context_window=8192,
+        max_output=1024,
     )
