@@ -8,7 +8,7 @@ import orjson
 
 from contracts.tokens import count_text_tokens
 from sim import tasks, toolargs
-from sim.content import ANSWERS, THOUGHTS, fit_tokens, split_text
+from sim.content import ANSWERS, THOUGHTS, split_text
 from sim.draws import Draws
 from sim.profiles import Profile
 from sim.prompt import Prompt
@@ -52,24 +52,27 @@ def _tool_call(prompt: Prompt, draws: Draws, id_prefix: str) -> ToolCall:
     return ToolCall(id=f"{id_prefix}{draws.hex_id(24)}", name=tool.name, arguments=arguments)
 
 
-def _answer_pieces(prompt: Prompt, profile: Profile, draws: Draws) -> list[str]:
+def _answer(prompt: Prompt, profile: Profile, draws: Draws, budget: int) -> tuple[list[str], int, bool]:
+    """Pieces, their token count, and whether ``budget`` cut them."""
     rate = profile.dishonesty.wrong_answer_rate if profile.dishonesty.quantized else 0.0
     solved = tasks.answer(prompt.last_user_text, wrong_rate=rate, draws=draws) if prompt.last_user_text else None
-    if solved is not None:
-        return split_text(solved)
     low, high = profile.output_tokens
-    pieces = ANSWERS.take(draws, low + draws.below(max(1, high - low + 1)))
-    if prompt.json_mode:
-        return split_text(orjson.dumps({"answer": "".join(pieces).strip(), "ok": True}).decode())
-    return pieces
+    if solved is None and prompt.json_mode:
+        pieces, _, _ = ANSWERS.take(draws, low + draws.below(max(1, high - low + 1)))
+        solved = orjson.dumps({"answer": "".join(pieces).strip(), "ok": True}).decode()
+    if solved is not None:
+        tokens = count_text_tokens(solved)
+        if tokens > budget:
+            solved = solved[: budget * 4]
+        return split_text(solved), min(tokens, count_text_tokens(solved)), tokens > budget
+    return ANSWERS.take(draws, low + draws.below(max(1, high - low + 1)), budget)
 
 
 def build(prompt: Prompt, profile: Profile, draws: Draws, *, max_tokens: int, tool_id_prefix: str) -> Completion:
     completion = Completion()
     thinks = profile.reasoning if prompt.reasoning is None else prompt.reasoning
     if thinks:
-        completion.reasoning_pieces = THOUGHTS.take(draws, 30 + draws.below(60))
-        completion.reasoning_tokens = count_text_tokens(completion.reasoning_text)
+        completion.reasoning_pieces, completion.reasoning_tokens, _ = THOUGHTS.take(draws, 30 + draws.below(60))
     if _wants_tool(prompt):
         completion.tool_calls = [_tool_call(prompt, draws, tool_id_prefix)]
         completion.finish = "tool_calls"
@@ -79,8 +82,7 @@ def build(prompt: Prompt, profile: Profile, draws: Draws, *, max_tokens: int, to
         )
         return completion
     budget = max(1, max_tokens - completion.reasoning_tokens)
-    pieces, cut = fit_tokens(_answer_pieces(prompt, profile, draws), budget)
-    completion.pieces = pieces
+    completion.pieces, tokens, cut = _answer(prompt, profile, draws, budget)
     completion.finish = "length" if cut else "stop"
-    completion.output_tokens = completion.reasoning_tokens + count_text_tokens(completion.text)
+    completion.output_tokens = completion.reasoning_tokens + tokens
     return completion

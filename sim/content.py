@@ -37,44 +37,42 @@ REASONING = (
 
 
 class Tape:
-    """Words of a corpus laid end to end; a slice of it is one generated text."""
+    """Words of a corpus laid end to end; a slice of it is one generated text.
 
-    def __init__(self, sentences: tuple[str, ...]) -> None:
+    Prefix sums of ASCII and other characters give the exact contracts.tokens count of any
+    slice in O(1), so the hot path never scans the generated text.
+    """
+
+    def __init__(self, sentences: tuple[str, ...], repeat: int = 8) -> None:
         words = [word + " " for sentence in sentences for word in sentence.split(" ")]
-        self.words = words + words  # doubled so any start can run one full cycle
         self.size = len(words)
-        self.ends: list[int] = []
-        total = 0
+        self.words = words * repeat
+        self.ascii = [0]
+        self.other = [0]
         for word in self.words:
-            total += len(word)
-            self.ends.append(total)
+            non_ascii = sum(1 for ch in word if ord(ch) >= 128)
+            self.ascii.append(self.ascii[-1] + len(word) - non_ascii)
+            self.other.append(self.other[-1] + non_ascii)
 
-    def take(self, draws: Draws, approx_tokens: int) -> list[str]:
-        """Pieces (one word each) whose text is about ``approx_tokens`` long, at a seeded start."""
+    def tokens(self, start: int, stop: int) -> int:
+        return (self.ascii[stop] - self.ascii[start] + 3) // 4 + self.other[stop] - self.other[start]
+
+    def take(self, draws: Draws, approx_tokens: int, max_tokens: int | None = None) -> tuple[list[str], int, bool]:
+        """Pieces (one word each) of about ``approx_tokens`` tokens at a seeded start.
+
+        Returns the pieces, their exact token count and whether ``max_tokens`` cut them short.
+        """
         start = draws.below(self.size)
-        before = self.ends[start - 1] if start else 0
-        want = before + max(1, approx_tokens) * 4
-        stop = bisect.bisect_left(self.ends, want, lo=start) + 1
-        pieces = self.words[start:stop]
-        while sum(map(len, pieces)) < approx_tokens * 4:  # longer than one cycle
-            pieces = pieces + self.words[: self.size]
-        return pieces
+        span = range(start + 1, len(self.words) + 1)
+        stop = span[min(len(span) - 1, bisect.bisect_left(span, approx_tokens, key=lambda j: self.tokens(start, j)))]
+        cut = max_tokens is not None and self.tokens(start, stop) > max_tokens
+        if cut:
+            stop = start + max(1, bisect.bisect_right(span, max_tokens or 0, key=lambda j: self.tokens(start, j)))
+        return self.words[start:stop], self.tokens(start, stop), cut
 
 
 ANSWERS = Tape(CORPUS)
 THOUGHTS = Tape(REASONING)
-
-
-def fit_tokens(pieces: list[str], max_tokens: int) -> tuple[list[str], bool]:
-    """Cut pieces so the text stays within ``max_tokens`` (4 ASCII chars a token); True if cut."""
-    budget = max_tokens * 4
-    used = 0
-    for index, piece in enumerate(pieces):
-        weight = len(piece) if piece.isascii() else len(piece) * 4
-        if used + weight > budget:
-            return pieces[:index] or [piece[: max(1, budget)]], True
-        used += weight
-    return pieces, False
 
 
 def split_text(text: str, size: int = 16) -> list[str]:
