@@ -12,55 +12,37 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from orjson import dumps
 
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
-from metering.ledger import JournalSpec, journals_post
-from metering.models import AccountKind, MeterEvent
+from metering.ledger import JournalSpec, journals_post, raw_cursor
+from metering.models import AccountKind, MeterStatus
 from metering.sanitize import Priced, cache_full_price_micros, event_price
 from tenants.models import BillingMode, Tenant
 
 logger = logging.getLogger(__name__)
 
-_COLUMNS = [
-    "request_id",
-    "tenant_id",
-    "key_id",
-    "model",
-    "offering_id",
-    "provider",
-    "region",
-    "route_mode",
-    "route_reason",
-    "input_uncached",
-    "cache_read",
-    "cache_write_5m",
-    "cache_write_1h",
-    "output",
-    "reasoning",
-    "usage_source",
-    "price_version",
-    "prices",
-    "cost_micros",
-    "charge_micros",
-    "full_input_price_micros",
-    "status",
-    "http_status",
-    "stream",
-    "byok",
-    "dialect_in",
-    "attempts",
-    "cache_fingerprint",
-    "flags",
-    "started_at",
-    "finished_at",
-    "ttft_ms",
-    "total_ms",
-    "created_at",
-]
+# Column -> PostgreSQL type: the batch goes in as one array per column (INSERT ... SELECT FROM unnest),
+# so the statement stays small and its parsing cost does not grow with the batch.
+_COLUMNS = {
+    "request_id": "text", "tenant_id": "bigint", "key_id": "bigint", "model": "text", "offering_id": "bigint",
+    "provider": "text", "region": "text", "route_mode": "text", "route_reason": "text",
+    "input_uncached": "bigint", "cache_read": "bigint", "cache_write_5m": "bigint", "cache_write_1h": "bigint",
+    "output": "bigint", "reasoning": "bigint", "usage_source": "text", "price_version": "integer",
+    "prices": "jsonb", "cost_micros": "bigint", "charge_micros": "bigint", "full_input_price_micros": "bigint",
+    "status": "text", "http_status": "smallint", "stream": "boolean", "byok": "boolean", "dialect_in": "text",
+    "attempts": "smallint", "cache_fingerprint": "text", "flags": "jsonb", "started_at": "timestamptz",
+    "finished_at": "timestamptz", "ttft_ms": "double precision", "total_ms": "double precision",
+    "created_at": "timestamptz",
+}  # fmt: skip
+_INSERT_USAGE = (
+    f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
+    f"SELECT * FROM unnest({', '.join(f'%s::{t}[]' for t in _COLUMNS.values())}) "
+    "ON CONFLICT (request_id) DO NOTHING RETURNING request_id"
+)
 
 
 @dataclass
@@ -117,14 +99,9 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
 
 
 def _insert_usage(rows: list[list[object]]) -> set[str]:
-    placeholders = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
-    sql = (
-        f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) VALUES "  # noqa: S608 - only placeholders are interpolated
-        f"{', '.join([placeholders] * len(rows))} ON CONFLICT (request_id) DO NOTHING RETURNING request_id"
-    )
-    params = [value for row in rows for value in row]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    with raw_cursor() as cursor:
+        cursor.execute(_INSERT_USAGE, columns)
         return {rid for (rid,) in cursor.fetchall()}
 
 
@@ -173,18 +150,22 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
 def _meter_events_enqueue(fresh: list[tuple[UsageEvent, Priced]], tenants: dict[int, Tenant], now: datetime) -> None:
     """Postpaid usage goes to Stripe's meter through an outbox written with the ledger."""
     rows = [
-        MeterEvent(
-            identifier=event.request_id,
-            tenant_id=event.tenant_id,
-            customer_id=tenants[event.tenant_id].stripe_customer_id,
-            value=priced.charge_micros,
-            timestamp=_epoch(event.finished_at) or now,
-            created_at=now,
-        )
+        (event.request_id, event.tenant_id, tenants[event.tenant_id].stripe_customer_id, priced.charge_micros,
+         _epoch(event.finished_at) or now)
         for event, priced in fresh
         if tenants[event.tenant_id].billing_mode == BillingMode.POSTPAID and priced.charge_micros > 0
-    ]
-    MeterEvent.objects.bulk_create(rows, ignore_conflicts=True)
+    ]  # fmt: skip
+    if not rows:
+        return
+    ids, tenant_ids, customers, values, stamps = (list(column) for column in zip(*rows, strict=True))
+    with raw_cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO metering_meterevent (identifier, tenant_id, customer_id, value, timestamp, status, attempts, "
+            "last_error, created_at) SELECT i, t, c, v, ts, %s, 0, '', %s "
+            "FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::timestamptz[]) AS u(i, t, c, v, ts) "
+            "ON CONFLICT (identifier) DO NOTHING",
+            [MeterStatus.PENDING.value, now, ids, tenant_ids, customers, values, stamps],
+        )
 
 
 def event_parse(raw: bytes | str) -> UsageEvent:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 
-from metering.models import Account, AccountKind, Balance, JournalLine
+from metering.models import Account, AccountKind, Balance
 
 AccountRef = tuple[int | None, str]  # (tenant id or None for the platform, kind)
 
@@ -62,32 +63,44 @@ def journals_post(*, specs: list[JournalSpec], at: datetime) -> list[JournalSpec
     ids = _journals_insert(specs, at)
     posted = [spec for spec in specs if spec.key in ids]
     accounts = accounts_ensure(refs={ref for spec in posted for ref, _ in spec.lines})
-    lines = [
-        JournalLine(journal_id=ids[spec.key], account_id=accounts[ref], amount_micros=amount)
-        for spec in posted
-        for ref, amount in spec.lines
-        if amount != 0
-    ]
-    JournalLine.objects.bulk_create(lines)
+    lines = [(ids[spec.key], accounts[ref], amount) for spec in posted for ref, amount in spec.lines if amount != 0]
+    _lines_insert(lines)
     deltas: dict[int, int] = defaultdict(int)
-    for line in lines:
-        deltas[line.account_id] += line.amount_micros
+    for _journal_id, account_id, amount in lines:
+        deltas[account_id] += amount
     _balances_apply(deltas)
     return posted
 
 
+def raw_cursor() -> Any:
+    """psycopg's own cursor on Django's connection (same transaction) with server-side binding:
+    array parameters are sent in binary instead of being quoted into the SQL text in Python."""
+    connection.ensure_connection()
+    return connection.connection.cursor()
+
+
+def _lines_insert(lines: list[tuple[int, int, int]]) -> None:
+    if not lines:
+        return
+    journal_ids, account_ids, amounts = (list(column) for column in zip(*lines, strict=True))
+    with raw_cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO metering_journalline (journal_id, account_id, amount_micros) "
+            "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[])",
+            [journal_ids, account_ids, amounts],
+        )
+
+
 def _journals_insert(specs: list[JournalSpec], at: datetime) -> dict[str, int]:
     """INSERT ... ON CONFLICT (key) DO NOTHING: a replayed key posts nothing."""
-    values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(specs))
-    params: list[object] = []
-    for spec in specs:
-        params += [spec.key, spec.kind, spec.tenant_id, spec.memo[:200], at]
-    sql = (
-        "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) VALUES "  # noqa: S608
-        f"{values} ON CONFLICT (key) DO NOTHING RETURNING key, id"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    with raw_cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) "
+            "SELECT k, kind, t, m, %s FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) AS u(k, kind, t, m) "
+            "ON CONFLICT (key) DO NOTHING RETURNING key, id",
+            [at, [s.key for s in specs], [s.kind for s in specs], [s.tenant_id for s in specs],
+             [s.memo[:200] for s in specs]],
+        )  # fmt: skip
         return dict(cursor.fetchall())
 
 
@@ -111,7 +124,7 @@ def _balances_apply(deltas: dict[int, int]) -> None:
         "UPDATE metering_balance AS b SET amount_micros = b.amount_micros + v.delta, updated_at = now() "  # noqa: S608
         f"FROM (VALUES {values}) AS v(account_id, delta) WHERE b.account_id = v.account_id"
     )
-    with connection.cursor() as cursor:
+    with raw_cursor() as cursor:
         cursor.execute(sql, params)
 
 
