@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
@@ -46,7 +47,7 @@ def _pct(values: list[float], pct: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))] if ordered else float("nan")
 
 
-def _database_url(settings_dict: dict) -> str:
+def _database_url(settings_dict: dict[str, Any]) -> str:
     host, port = settings_dict["HOST"] or "127.0.0.1", settings_dict["PORT"] or "5432"
     password = f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else ""
     if host.startswith("/"):
@@ -54,7 +55,7 @@ def _database_url(settings_dict: dict) -> str:
     return f"postgresql://{settings_dict['USER']}{password}@{host}:{port}/{settings_dict['NAME']}"
 
 
-def _make_events(tenant_id: int, count: int, *, stamp: float | None = None) -> list:
+def _make_events(tenant_id: int, count: int, *, stamp: float | None = None) -> list[Any]:
     sys.path.insert(0, str(ROOT))
     from tests.metering.conftest import make_event
 
@@ -80,7 +81,7 @@ def bench_ingestion(tenant_id: int, count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
-def bench_latency(tenant_id: int, rate: int, duration: float, env: dict[str, str], emulator: str) -> dict:
+def bench_latency(tenant_id: int, rate: int, duration: float, env: dict[str, str], emulator: str) -> dict[str, Any]:
     import requests
 
     from contracts.redis_keys import USAGE_STREAM, generation
@@ -95,7 +96,7 @@ def bench_latency(tenant_id: int, rate: int, duration: float, env: dict[str, str
     client = get_redis()
     finished: dict[str, float] = {}
     try:
-        time.sleep(3)  # both processes up
+        time.sleep(5)  # both processes up (Django start-up on a 2-core machine)
         interval, next_at, deadline = 1.0 / rate, time.monotonic(), time.monotonic() + duration
         template = _make_events(tenant_id, 1)[0]
         n = 0
@@ -132,7 +133,7 @@ def bench_latency(tenant_id: int, rate: int, duration: float, env: dict[str, str
     return {"sent": n, "rate": sent_rate, "ledger": ledger, "meter": meter}
 
 
-def _fields(event) -> dict:
+def _fields(event: Any) -> dict[str, Any]:
     from dataclasses import fields
 
     return {f.name: getattr(event, f.name) for f in fields(event)}
@@ -171,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             slug="bench", name="Bench", billing_mode="postpaid", credit_limit_micros=10**12,
             stripe_customer_id="cus_bench",
         )  # fmt: skip
-        ingest_rate = bench_ingestion(tenant.pk, args.ingest_events)
         latency = bench_latency(tenant.pk, args.rate, args.duration, env, base)
+        ingest_rate = bench_ingestion(tenant.pk, args.ingest_events)
     finally:
         emulator.terminate()
         emulator.wait(timeout=10)

@@ -13,6 +13,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.db import close_old_connections
@@ -66,11 +67,13 @@ class UsageConsumer:
 
     def own_pending(self) -> list[Entry]:
         """After a restart under the same name, our own unacked entries come first."""
-        reply = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: "0"}, count=BATCH_SIZE)
+        reply: Any = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: "0"}, count=BATCH_SIZE)
         return [entry for entry in (reply[0][1] if reply else []) if entry[1]]
 
     def read_new(self, block_ms: int | None) -> list[Entry]:
-        reply = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: ">"}, count=BATCH_SIZE, block=block_ms)
+        reply: Any = self.client.xreadgroup(
+            USAGE_GROUP, self.name, {USAGE_STREAM: ">"}, count=BATCH_SIZE, block=block_ms
+        )
         return list(reply[0][1]) if reply else []
 
     def process(self, entries: list[Entry]) -> IngestResult:

@@ -67,11 +67,12 @@ def holds_reap(client: redis.Redis, *, now: float | None = None) -> int:
         if not members:
             return released
         for member in members:
-            tenant, _, hold_id = member.decode().partition(":")
+            raw = member.decode() if isinstance(member, bytes) else str(member)
+            tenant, _, hold_id = raw.partition(":")
             if hold_settle(client, tenant_id=int(tenant), hold_id=hold_id, charge_micros=0):
                 released += 1
             else:
-                client.zrem(HOLD_EXPIRIES, member)  # stale entry whose hold was settled elsewhere
+                client.zrem(HOLD_EXPIRIES, raw)  # stale entry whose hold was settled elsewhere
         if len(members) < REAP_CHUNK:
             return released
 

@@ -7,6 +7,7 @@ with timeouts, bounded retries and an explicit idempotency key on every POST.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +19,9 @@ import stripe
 from django.conf import settings
 
 from tokenway.redis_client import get_redis
+
+# The library logs every request at INFO; meter pushes would flood the worker log.
+logging.getLogger("stripe").setLevel(logging.WARNING)
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 10.0  # Stripe answers in well under a second; a hung call must not stall the stripe queue
@@ -109,7 +113,7 @@ def meter_session_token(*, renew: bool = False) -> str:
     """A v2 meter event session token, shared by all pushers through Redis until it nears expiry."""
     client = get_redis()
     if not renew and (cached := client.get(METER_SESSION_KEY)):
-        return cached.decode()
+        return cached.decode() if isinstance(cached, bytes) else str(cached)
     session = meter_client().v2.billing.meter_event_session.create(options=_opts(f"meter-session:{_now_ms()}"))
     expires = datetime.fromisoformat(str(session.expires_at).replace("Z", "+00:00"))
     ttl = int(expires.timestamp() - time.time()) - METER_SESSION_MARGIN_S
@@ -158,7 +162,11 @@ def meter_accepted_totals(*, since: datetime, until: datetime) -> dict[str, int]
     base = settings.STRIPE_METER_API_BASE
     if not base:
         return None
-    params = {"event_name": settings.STRIPE_METER_EVENT_NAME, "since": since.timestamp(), "until": until.timestamp()}
+    params: dict[str, str | float] = {
+        "event_name": settings.STRIPE_METER_EVENT_NAME,
+        "since": since.timestamp(),
+        "until": until.timestamp(),
+    }
     try:
         response = requests.get(f"{base}/_emulator/totals", params=params, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S))
     except requests.RequestException:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -16,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apikeys.authentication import ApiKeyAuthentication
+from apikeys.models import ApiKey
 from metering import selectors
 from metering.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
 from tenants.api_base import TenantScopedView
@@ -30,7 +32,7 @@ class ApiKeyView(APIView):
     permission_classes = [IsAuthenticated]
 
 
-class GenerationIn(serializers.Serializer):
+class GenerationIn(serializers.Serializer[Any]):
     id = serializers.CharField(max_length=64)
 
 
@@ -39,7 +41,8 @@ class GenerationView(ApiKeyView):
     def get(self, request: Request) -> Response:
         data = GenerationIn(data=request.query_params)
         data.is_valid(raise_exception=True)
-        record = selectors.generation_get(tenant_id=request.auth.tenant_id, request_id=data.validated_data["id"])
+        api_key: ApiKey = request.auth  # type: ignore[assignment]
+        record = selectors.generation_get(tenant_id=api_key.tenant_id, request_id=data.validated_data["id"])
         if record is None:  # unknown or another tenant's: the same answer
             raise ApiError("not_found", "no such generation", param="id", status_code=404)
         return Response(record)
@@ -51,12 +54,12 @@ class KeyView(ApiKeyView):
         return Response(selectors.key_summary(api_key=request.auth))
 
 
-class UsageIn(serializers.Serializer):
+class UsageIn(serializers.Serializer[Any]):
     start = serializers.DateField(required=False)
     end = serializers.DateField(required=False)
     group = serializers.ChoiceField(choices=sorted(selectors.USAGE_GROUPS), default="day")
 
-    def validate(self, attrs: dict) -> dict:
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         today = datetime.now(tz=UTC).date()
         end = attrs.get("end") or today + timedelta(days=1)
         start = attrs.get("start") or end - timedelta(days=30)

@@ -40,7 +40,10 @@ def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
     if not signature:
         raise WebhookRefused("signature_missing", "Stripe-Signature header is missing")
     try:
-        return stripe.Webhook.construct_event(payload, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
+        event: stripe.Event = stripe.Webhook.construct_event(
+            payload, signature, secret, tolerance=SIGNATURE_TOLERANCE_S
+        )
+        return event
     except stripe.SignatureVerificationError as exc:
         raise WebhookRefused("signature_invalid", str(exc)) from exc
     except ValueError as exc:

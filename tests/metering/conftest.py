@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -45,7 +46,7 @@ def make_event(tenant_id: int, key_id: int = 1, *, markup_bps: int = 0, **overri
     cost = overrides.pop("cost_micros", cost_micros(tokens, prices))
     charge = overrides.pop("charge_micros", charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=byok))
     now = time.time()
-    fields = dict(
+    fields: dict[str, Any] = dict(  # noqa: C408 - keyword form reads like the event
         request_id=overrides.pop("request_id", f"req_{uuid.uuid4().hex}"),
         tenant_id=tenant_id,
         key_id=key_id,
@@ -73,12 +74,12 @@ def make_event(tenant_id: int, key_id: int = 1, *, markup_bps: int = 0, **overri
     return UsageEvent(**fields)
 
 
-def spawn(args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen:
+def spawn(args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None) -> subprocess.Popen[bytes]:
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     return subprocess.Popen(args, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=out, stderr=subprocess.STDOUT)
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -120,5 +121,6 @@ def localstripe(settings) -> Iterator[str]:
     stop(process)
 
 
-def emulator_totals(base: str) -> dict:
-    return requests.get(f"{base}/_emulator/totals", timeout=5).json()
+def emulator_totals(base: str) -> dict[str, Any]:
+    body: dict[str, Any] = requests.get(f"{base}/_emulator/totals", timeout=5).json()
+    return body

@@ -33,7 +33,7 @@ class DurableRedis:
         from tokenway.devstack import _redis_binary
 
         self.port, self.folder, self.binary = free_port(), folder, _redis_binary()
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:

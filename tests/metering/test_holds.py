@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 import redis.asyncio as aredis
@@ -31,7 +32,24 @@ async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
         rk.tenant_holds(tenant_id),
         rk.HOLD_EXPIRIES,
     ]
-    args = [now, 0, 0, 0, 0, 0, 0, 100, f"l{n}", now + 60, -1, HOLD, f"h{n}", f"{tenant_id}:h{n}", now + 60, 30]
+    args: list[Any] = [
+        now,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        100,
+        f"l{n}",
+        now + 60,
+        -1,
+        HOLD,
+        f"h{n}",
+        f"{tenant_id}:h{n}",
+        now + 60,
+        30,
+    ]
     code, _ = await client.eval(ADMISSION.source, len(keys), *keys, *args)
     return int(code)
 

@@ -70,7 +70,7 @@ def test_unbalanced_journal_is_refused_in_python_and_by_the_database(tenant):
     with transaction.atomic():
         journals_post(specs=[spec], at=timezone.now())
     journal = Journal.objects.get(key="x:2")
-    account = JournalLine.objects.filter(journal=journal).first().account
+    account = JournalLine.objects.filter(journal=journal).select_related("account").get(amount_micros=5).account
     with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO metering_journalline (journal_id, account_id, amount_micros) VALUES (%s, %s, 1)",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import requests
@@ -30,7 +30,11 @@ def test_identifiers_are_deduplicated_and_v1_endpoint_counts_too(meter_emulator,
     meter_events_send(events=[_event("a"), _event("b")], idempotency_key="k1")
     meter_events_send(events=[_event("a"), _event("c")], idempotency_key="k2")
     meter_client().v1.billing.meter_events.create(
-        params={"event_name": "tokenway_usage", "identifier": "d", "payload": {"stripe_customer_id": "cus_A", "value": "5"}},
+        params={
+            "event_name": "tokenway_usage",
+            "identifier": "d",
+            "payload": {"stripe_customer_id": "cus_A", "value": "5"},
+        },
         options={"idempotency_key": "k3"},
     )
     totals = emulator_totals(meter_emulator)
@@ -42,13 +46,17 @@ def test_timestamp_window_rate_limit_and_session_expiry(meter_emulator, redis_cl
     with pytest.raises(stripe.InvalidRequestError):
         meter_events_send(events=[_event("old", when=datetime.now(tz=UTC) - timedelta(days=40))], idempotency_key="o")
     with pytest.raises(stripe.InvalidRequestError):
-        meter_events_send(events=[_event("future", when=datetime.now(tz=UTC) + timedelta(minutes=10))], idempotency_key="f")
+        meter_events_send(
+            events=[_event("future", when=datetime.now(tz=UTC) + timedelta(minutes=10))], idempotency_key="f"
+        )
     _config(meter_emulator, rate_limit_per_s=1)
     time.sleep(1.1)  # let the earlier requests leave the one-second window
     meter_events_send(events=[_event("r1")], idempotency_key="r1")
     client = meter_client()
     token = redis_client.get("tw:stripe:meter_session").decode()
-    body = {"events": [{"event_name": "x", "identifier": "r2", "payload": {"stripe_customer_id": "c", "value": "1"}}]}
+    body: dict[str, Any] = {
+        "events": [{"event_name": "x", "identifier": "r2", "payload": {"stripe_customer_id": "c", "value": "1"}}]
+    }
     response = requests.post(f"{meter_emulator}/v2/billing/meter_event_stream", json=body,
                              headers={"Authorization": f"Bearer {token}"}, timeout=5)  # fmt: skip
     assert response.status_code == 429

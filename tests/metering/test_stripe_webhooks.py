@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import time
+from typing import Any
 
 import pytest
 import requests
@@ -13,8 +14,8 @@ import requests
 from metering.billing import customer_ensure, topup_start
 from metering.checks import stripe_webhook_secret_check
 from metering.models import Journal, StripeEvent, TopUp, TopUpStatus
-from metering.stripe_client import stripe_client
 from metering.services import tenant_spendable_micros
+from metering.stripe_client import stripe_client
 
 SECRET = "whsec_test_metering"
 URL = "/api/v1/stripe/webhook"
@@ -32,7 +33,7 @@ def _signed(payload: bytes, *, at: int | None = None, secret: str = SECRET) -> s
     return f"t={at},v1={digest}"
 
 
-def _event(event_id: str, kind: str, obj: dict) -> bytes:
+def _event(event_id: str, kind: str, obj: dict[str, Any]) -> bytes:
     body = {"id": event_id, "object": "event", "type": kind, "created": int(time.time()), "data": {"object": obj}}
     return json.dumps(body).encode()
 
@@ -42,7 +43,7 @@ def _post(client, payload: bytes, signature: str | None):
     return client.post(URL, data=payload, content_type="application/json", **headers)
 
 
-def _intent(tenant, pi="pi_1", amount=2_500):
+def _intent(tenant, pi="pi_1", amount=2_500) -> dict[str, Any]:
     return {"id": pi, "object": "payment_intent", "amount": amount, "amount_received": amount,
             "metadata": {"tenant_id": str(tenant.pk)}}  # fmt: skip
 
@@ -104,7 +105,7 @@ def test_top_up_through_localstripe_is_credited_by_its_signed_webhook(localstrip
     requests.post(f"{localstripe}/_config/webhooks/tokenway", data=hook, timeout=5).raise_for_status()
     customer = customer_ensure(tenant=tenant)
     assert customer.startswith("cus_") and customer_ensure(tenant=tenant) == customer
-    card = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}
+    card: Any = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}
     method = stripe_client().v1.payment_methods.create(params={"type": "card", "card": card})
     topup = topup_start(tenant=tenant, amount_micros=20_000_000, payment_method=method.id)
     deadline = time.monotonic() + 15
