@@ -13,7 +13,7 @@ from evaluation.probes.base import ProbeContext, measure
 from evaluation.probes.outcome import Outcome
 from evaluation.wire.base import ChatRequest
 
-ANSWER_TOKENS = 32  # every canary answer is a number or a short string
+ANSWER_TOKENS = 256  # answers are short; reasoning models think first, so leave them room
 SYSTEM_PROMPT = "Answer exactly as asked, with no explanation."
 
 

@@ -71,7 +71,7 @@ def test_cache_probe_flags_raw_prefix_cache_broken_by_billing_block_and_strippin
 
 
 def test_price_probe_flags_overcounting_and_off_list_billing(sim):
-    catalog, [bargain, honest] = _run(sim, [("bargain-cloud", None), ("openai", "gpt-4.1-mini")], "price", repeat=3)
+    _, [bargain, honest] = _run(sim, [("bargain-cloud", None), ("openai", "gpt-4.1-mini")], "price", repeat=3)
     assert {"token_overcount", "price_mismatch"} <= set(compute([], _details(bargain), None).flags)
     assert not {"token_overcount", "price_mismatch"} & set(compute([], _details(honest), None).flags)
 

@@ -1,0 +1,320 @@
+"""Evaluation fidelity and scale against the simulated fleet.
+
+    PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py            # all sections
+    PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only scale
+
+Sections: fidelity (measured vs configured TTFT and tokens/s), incidents (injected vs
+detected, in simulated minutes), dishonesty (flags vs the fleet's dishonesty knobs),
+scale (probes/minute, CPU, memory for 1,000 offerings x 4 regions every 5 minutes).
+No database is needed: probes run through the real runner, statistics through the
+same pure functions the aggregation uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import replace
+
+import orjson
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokenway.settings")
+import django
+
+django.setup()
+
+import psutil  # noqa: E402
+
+from contracts.tokens import count_text_tokens  # noqa: E402
+from evaluation.changepoints import Baseline, detect  # noqa: E402
+from evaluation.corpus import new_seed, story_prompt  # noqa: E402
+from evaluation.metrics import DetailRow, compute  # noqa: E402
+from evaluation.probes.base import ProbeContext, measure  # noqa: E402
+from evaluation.probes.http import new_session  # noqa: E402
+from evaluation.probes.performance import OUTPUT_TOKENS, SYSTEM_PROMPT  # noqa: E402
+from evaluation.runner import Job, run_jobs  # noqa: E402
+from evaluation.stats.quantiles import mad, median  # noqa: E402
+from evaluation.wire.base import ChatRequest  # noqa: E402
+from sim.server import start_in_thread  # noqa: E402
+from tests.evaluation.sim_catalog import sim_offerings  # noqa: E402
+
+FIDELITY_SCALE = 0.25  # real = sim x 0.25: fast, yet loopback overhead stays far below 2% of a TTFT
+FIDELITY_SAMPLES = 400  # per offering; a median of a sigma-0.3 log-normal settles to ~2% at a few hundred
+FIDELITY_OFFERINGS = (
+    ("openai", "gpt-4.1-mini"),
+    ("anthropic", "claude-sonnet-4.5"),
+    ("deepseek", "deepseek-v3.2"),
+    ("volcengine", "doubao-seed-1.6"),
+    ("zhipu", "glm-4.6"),
+    ("moonshot", "kimi-k2"),
+)
+CLEAN_HOUR = 7  # an hour with no drift in any provider's profile
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url) as response:
+        return orjson.loads(response.read())
+
+
+def _post(url: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        url, data=orjson.dumps(body), method="POST", headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request) as response:
+        return orjson.loads(response.read())
+
+
+async def _perf_samples(target, count: int, concurrency: int):
+    semaphore = asyncio.Semaphore(concurrency)
+    async with new_session(total_timeout_s=120) as session:
+
+        async def one():
+            async with semaphore:
+                ctx = ProbeContext(session=session, target=target, region="bench", seed=new_seed())
+                prompt = story_prompt(ctx.rng("1k"), 1_000)
+                request = ChatRequest(
+                    system=(SYSTEM_PROMPT,), messages=({"role": "user", "content": prompt},), max_tokens=OUTPUT_TOKENS
+                )
+                return await measure(ctx, "performance", "1k", request)
+
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+
+def fidelity() -> None:
+    print("\n## Fidelity: measured vs configured (sim time), 1k-input streaming probes")
+    print(
+        f"reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only fidelity   (time scale {FIDELITY_SCALE}, {FIDELITY_SAMPLES} probes/offering)"
+    )
+    handle = start_in_thread(seed=11, time_scale=FIDELITY_SCALE)
+    try:
+        _post(f"{handle.base_url}/_sim/clock", {"hour": CLEAN_HOUR})
+        profiles = _get(f"{handle.base_url}/_sim/profiles")["providers"]
+        targets = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
+        print(
+            "| offering | n | TTFT p50 measured ms | TTFT expected ms | err | tok/s measured | tok/s configured | err |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for key in FIDELITY_OFFERINGS:
+            profile = profiles[key[0]]["offerings"][key[1]]
+            results = asyncio.run(_perf_samples(targets[key], FIDELITY_SAMPLES, 16))
+            ok = [(o, t) for o, t in results if t is not None and o.ok]
+            ttft = median([o.ttft_ms / FIDELITY_SCALE for o, _ in ok])
+            tps = median([o.tps * FIDELITY_SCALE for o, _ in ok if o.tps])
+            perf = profile["perf"]
+            prefill = perf["prefill_ms_per_1k"] * median([o.input_tokens for o, _ in ok]) / 1000
+            # the fleet sends the first text chunk after generating it: one chunk's worth of tokens at the configured speed
+            first_chunk_ms = median([max(1, len(t.first_text) // 4) for _, t in ok]) / perf["tokens_per_s"] * 1000
+            expected_ttft = perf["ttft_ms"] + prefill + first_chunk_ms
+            print(
+                f"| {key[0]}/{key[1]} | {len(ok)} | {ttft:.0f} | {expected_ttft:.0f} | {100 * (ttft / expected_ttft - 1):+.1f}% | {tps:.1f} | {perf['tokens_per_s']:.1f} | {100 * (tps / perf['tokens_per_s'] - 1):+.1f}% |"
+            )
+    finally:
+        handle.stop()
+
+
+def _series_probe(handle, target, rounds: int, sim_step_s: float, scale: float):
+    out = []
+    for _ in range(rounds):
+        results = asyncio.run(
+            run_jobs([Job(target.offering_id, "performance")], {target.offering_id: target}, region="bench")
+        )
+        for outcome in results[0][1]:
+            if outcome.variant == "1k":
+                out.append(outcome)
+        time.sleep(sim_step_s * scale)
+    return out
+
+
+def incidents() -> None:
+    print(
+        "\n## Incidents: injected vs detected (simulated minutes; one probe round per 75 sim-s = 4 regions every 5 min)"
+    )
+    print("reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only incidents   (time scale 0.01)")
+    scale, step = 0.01, 75.0
+    handle = start_in_thread(seed=5, time_scale=scale)
+    print("| offering | injected | metric | baseline | detected after (sim min) |")
+    print("|---|---|---|---|---|")
+    try:
+        _post(f"{handle.base_url}/_sim/clock", {"hour": CLEAN_HOUR})
+        targets = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
+        cases = [
+            (("openai", "gpt-4.1-mini"), {"kind": "http_503"}, "availability"),
+            (("volcengine", "doubao-seed-1.6"), {"kind": "stall_before_first_token", "stall_s": 3.0}, "ttft"),
+            (("zhipu", "glm-4.6"), {"kind": "slow_drip"}, "tps"),
+        ]
+        for key, fault, metric in cases:
+            target = targets[key]
+            before = _series_probe(handle, target, 24, step, scale)
+            baseline = _baseline(metric, before)
+            _post(
+                f"{handle.base_url}/_sim/faults",
+                {"provider": key[0], "model": key[1], "rate": 1.0, "duration_s": 900, **fault},
+            )
+            after = _series_probe(handle, target, 8, step, scale)
+            _get(f"{handle.base_url}/_sim/faults")
+            urllib.request.urlopen(
+                urllib.request.Request(f"{handle.base_url}/_sim/faults?provider={key[0]}", method="DELETE")
+            )
+            values = [_value(metric, o) for o in before[-8:] + after]
+            alarm = detect(metric, [v for v in values if v is not None], baseline)
+            found = "not detected" if alarm is None or alarm.index < 8 else f"{(alarm.index - 8 + 1) * step / 60:.2f}"
+            print(f"| {key[0]}/{key[1]} | {fault['kind']} | {metric} | {_fmt(baseline, metric)} | {found} |")
+    finally:
+        handle.stop()
+
+
+def _value(metric, outcome):
+    if metric == "availability":
+        return float(outcome.error_class in ("server_error", "timeout", "connect", "truncated"))
+    if outcome.error_class:
+        return None
+    return outcome.ttft_ms if metric == "ttft" else outcome.tps
+
+
+def _baseline(metric, outcomes) -> Baseline:
+    import math
+
+    values = [v for o in outcomes if (v := _value(metric, o)) is not None]
+    if metric == "availability":
+        return Baseline(0.0, 0.0, p0=sum(values) / len(values))
+    if metric == "ttft":
+        logs = [math.log(v) for v in values]
+        return Baseline(median(logs), mad(logs))
+    return Baseline(median(values), mad(values))
+
+
+def _fmt(baseline: Baseline, metric: str) -> str:
+    return f"p0={baseline.p0:.2f}" if metric == "availability" else f"mu={baseline.mu:.2f} sigma={baseline.sigma:.2f}"
+
+
+def dishonesty() -> None:
+    print("\n## Dishonest offerings: flags vs the fleet's dishonesty knobs (3 runs of cache/price/quality probes each)")
+    print("reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only dishonesty   (zero latency)")
+    handle = start_in_thread(seed=3, time_scale=0.0)
+    try:
+        profiles = _get(f"{handle.base_url}/_sim/profiles")["providers"]
+        offerings = sim_offerings(handle.base_url)
+        targets = {o.offering_id: o for o in offerings}
+        jobs = [Job(o.offering_id, kind) for o in offerings for kind in ("cache", "price", "quality") for _ in range(3)]
+        rows: dict[int, list[DetailRow]] = {}
+        for job, outcomes in asyncio.run(run_jobs(jobs, targets, region="bench")):
+            rows.setdefault(job.offering_id, []).extend(
+                DetailRow(o.kind, o.variant, o.error_class, o.input_tokens, o.cached_tokens, o.details)
+                for o in outcomes
+            )
+        print("| offering | configured knobs | flags raised |")
+        print("|---|---|---|")
+        agree = total = 0
+        for o in offerings:
+            profile = profiles[o.provider]["offerings"][o.model]
+            knobs = _knobs(profile)
+            flags = set(compute([], rows.get(o.offering_id, []), o.prices).flags) - {"capability_mismatch"}
+            total += 1
+            agree += knobs == flags
+            if knobs or flags:
+                print(
+                    f"| {o.provider}/{o.model} | {', '.join(sorted(knobs)) or '-'} | {', '.join(sorted(flags)) or '-'} |"
+                )
+        print(f"agreement: {agree}/{total} offerings (all others: no knobs, no flags)")
+    finally:
+        handle.stop()
+
+
+def _knobs(profile: dict) -> set[str]:
+    d = profile["dishonesty"]
+    knobs = set()
+    if d.get("token_overreport") and d["token_overreport"] > 1.0:
+        knobs.add("token_overcount")
+    if d.get("billed_price_factor") not in (None, 1.0) or d.get("billed_prices"):
+        knobs.add("price_mismatch")
+    if d.get("quantized"):
+        knobs.add("degraded_quality")
+    if profile["cache_policy"] == "raw_prefix" and not profile["keeps_billing_block"]:
+        knobs.add("billing_block_breaks_cache")
+    return knobs
+
+
+def scale(offerings: int = 1000, regions: int = 4) -> None:
+    print(
+        f"\n## Scale: {offerings} offerings x {regions} regions, one 5-minute cycle of performance probes (2 streaming requests each)"
+    )
+    print(
+        "reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only scale   (fleet in its own process, zero latency)"
+    )
+    port = _free_port()
+    fleet = subprocess.Popen(
+        [sys.executable, "-m", "sim", "--port", str(port), "--zero-latency"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait(f"http://127.0.0.1:{port}/_sim/health")
+        base = sim_offerings(f"http://127.0.0.1:{port}")
+        honest = [o for o in base if o.provider not in ("bargain-cloud",)]
+        synthetic = {i: replace(honest[i % len(honest)], offering_id=i) for i in range(1, offerings + 1)}
+        jobs = [Job(i, "performance") for i in synthetic for _ in range(regions)]
+        random.Random(1).shuffle(jobs)
+        process = psutil.Process()
+        cpu0, wall0 = process.cpu_times(), time.perf_counter()
+        rss = process.memory_info().rss
+        done = 0
+        batch = 400  # one worker task's worth at the dispatcher's batch size x 16 in flight
+        for start in range(0, len(jobs), batch):
+            results = asyncio.run(run_jobs(jobs[start : start + batch], synthetic, region="bench"))
+            done += sum(1 for _, outs in results if outs and all(o.ok for o in outs))
+            rss = max(rss, process.memory_info().rss)
+        wall = time.perf_counter() - wall0
+        cpu1 = process.cpu_times()
+        cpu = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+        fleet_cpu = psutil.Process(fleet.pid).cpu_times()
+        needed = offerings * regions / 5
+        print(
+            "| probes | ok | wall s | probes/min | needed probes/min | probe-side CPU s | CPU share of 1 core | peak RSS MiB | fleet CPU s |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        print(
+            f"| {len(jobs)} | {done} | {wall:.1f} | {len(jobs) / wall * 60:.0f} | {needed:.0f} | {cpu:.1f} | {cpu / 300:.1%} per 5 min | {rss / 2**20:.0f} | {fleet_cpu.user + fleet_cpu.system:.1f} |"
+        )
+    finally:
+        fleet.terminate()
+        fleet.wait(10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(url: str) -> None:
+    for _ in range(100):
+        try:
+            _get(url)
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+SECTIONS = {"fidelity": fidelity, "incidents": incidents, "dishonesty": dishonesty, "scale": scale}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", choices=list(SECTIONS), action="append")
+    args = parser.parse_args()
+    for name in args.only or list(SECTIONS):
+        SECTIONS[name]()
+
+
+if __name__ == "__main__":
+    _ = count_text_tokens  # shared token counter (kept for readers comparing with the fleet)
+    main()
