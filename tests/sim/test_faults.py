@@ -81,19 +81,20 @@ def test_stall_mid_stream_pauses_between_chunks(http, sim):
     assert text.endswith("data: [DONE]\n\n")
 
 
-def test_slow_drip_takes_longer_than_normal():
+def test_slow_drip_divides_the_output_speed():
     from sim.server import start_in_thread
 
     body = {**BODY, "model": "gpt-4.1-mini", "stream": True, "max_tokens": 400}
     with start_in_thread(seed=3, time_scale=0.01) as handle, httpx2.Client(base_url=handle.base_url) as client:
-        client.post(URL, json=body)  # warm the connection
-        started = time.monotonic()
-        client.post(URL, json=body)
-        normal = time.monotonic() - started
         inject(client, provider="openai", kind="slow_drip", count=1)
         started = time.monotonic()
         client.post(URL, json=body)
-        assert time.monotonic() - started > 3 * normal
+        elapsed = time.monotonic() - started
+        output = client.get("/_sim/requests", params={"provider": "openai", "limit": 1}).json()["requests"][0]["sim"][
+            "true_usage"
+        ]["output"]
+    normal_s = output / 120 * 0.01  # gpt-4.1-mini: 120 tokens/s, time scale 0.01
+    assert elapsed > 0.5 * 20 * normal_s  # drip_factor 20, generous for jitter
 
 
 def test_rate_and_duration_rules_expire(http):
