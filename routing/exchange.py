@@ -18,6 +18,8 @@ from routing.failover.upstream import Opened, open_attempt
 from routing.prepare import forward_body
 from routing.relay import relay_json, relay_stream
 
+NON_STREAM_FLOOR_TPS = 25.0  # slowest output speed we wait for on a non-streaming answer
+
 
 class Exchanger:
     def __init__(
@@ -60,8 +62,15 @@ class Exchanger:
         self._health.begin(offering.offering_id)
         return await open_attempt(
             self._session, adapter.url(offering), adapter.headers(api_key, call.headers), body,
-            stream=call.view.stream, first_byte_s=self._config.first_token_timeout_s, deadline=deadline,
+            stream=call.view.stream, first_byte_s=self._first_byte_s(call, offering), deadline=deadline,
         )  # fmt: skip
+
+    def _first_byte_s(self, call: Call, offering: OfferingSnapshot) -> float:
+        """Streams: the first-token timeout. Whole answers: that plus the time to generate the
+        allowed output at a floor speed, so a stalled provider is left while fallbacks have time."""
+        if call.view.stream:
+            return self._config.first_token_timeout_s
+        return self._config.first_token_timeout_s + (call.view.max_tokens or offering.max_output) / NON_STREAM_FLOOR_TPS
 
     async def _relay(self, call: Call, offering: OfferingSnapshot, opened: Opened, send: Send, deadline: float) -> None:
         call.offering = offering

@@ -26,12 +26,12 @@ async def open_attempt(
     session: aiohttp.ClientSession, url: str, headers: dict[str, str], body: bytes, *,
     stream: bool, first_byte_s: float, deadline: float,
 ) -> Opened:  # fmt: skip
-    """POST and wait for the first bytes (stream) or the whole answer, within the limits."""
+    """POST and wait for the first bytes (stream) or the whole answer, within ``first_byte_s``."""
     started = time.monotonic()
     budget = max(0.0, deadline - started)
     response: aiohttp.ClientResponse | None = None
     try:
-        async with asyncio.timeout(min(first_byte_s, budget) if stream else budget):
+        async with asyncio.timeout(min(first_byte_s, budget)):
             response = await session.post(url, data=body, headers=headers, allow_redirects=False)
             if response.status != 200:
                 raise from_status(response.status, response.headers, await response.read())

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import requests as httpx
 import openai
 import pytest
 import redis
+import requests as httpx
 
 from sim.server import SimHandle, start_in_thread
 from tests.routing.harness import ServerThread, Tenant, catalog_from_sim, make_tenant, publish_catalog, test_config

@@ -17,7 +17,6 @@ from contracts import redis_keys as rk
 from contracts.apikey_format import generate_key, hash_key
 from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
-from routing.app import make_gateway_app
 from routing.config import DEV_PEPPER, GatewayConfig
 from sim.catalog import load_catalog
 
