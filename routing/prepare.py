@@ -19,9 +19,32 @@ def _without_gateway_fields(body: Body) -> Body:
     return {k: v for k, v in body.items() if k not in _GATEWAY_FIELDS}
 
 
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+def alternate_roles(messages: list[Any]) -> list[Any]:
+    """``role: "system"`` inside messages (agents send it) is refused by the Messages API, and so
+    are two user turns in a row: a system message joins the user turn before it (or after it) as
+    text blocks, so the messages before it keep their bytes from one turn to the next."""
+    if not any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
+        return messages
+    out: list[Any] = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "system":
+            message = {"role": "user", "content": message.get("content", "")}
+        if out and isinstance(message, dict) and message.get("role") == "user" and out[-1].get("role") == "user":
+            out[-1] = {**out[-1], "content": _blocks(out[-1].get("content")) + _blocks(message.get("content"))}
+        else:
+            out.append(message)
+    return out
+
+
 def anthropic_for(body: Body, offering: OfferingSnapshot) -> Body:
     """Anthropic body after hygiene: first-party keeps it as sent; others lose the billing block."""
     out = _without_gateway_fields(body)
+    if offering.dialect == "anthropic" and isinstance(out.get("messages"), list):
+        out["messages"] = alternate_roles(out["messages"])
     if offering.keeps_billing_block:
         return out
     if "system" in out:
