@@ -3,6 +3,7 @@ bodies the simulated providers received."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def test_each_turns_forwarded_prompt_is_a_byte_prefix_of_the_next(gateway, sim, 
         _send(gateway, tenant, body, model, provider)
     received = [r["json"] for r in reversed(sim_requests(sim, provider, 3))]
     assert len(received) == 3
-    for earlier, later in zip(received, received[1:], strict=False):
+    for earlier, later in itertools.pairwise(received):
         fixed_a, messages_a = _prompt_parts(earlier, dialect)
         fixed_b, messages_b = _prompt_parts(later, dialect)
         assert fixed_a == fixed_b
