@@ -27,11 +27,14 @@ GATEWAY_FIELDS = frozenset(
 
 
 def tenant_create(*, slug: str, name: str, owner: User) -> Tenant:
-    """Create a tenant; its creator becomes the owner."""
+    """Create a tenant; its creator becomes the owner; the gateway learns its (zero) balance."""
+    from metering.services import tenant_available_ensure
+
     try:
         with transaction.atomic():
             tenant = Tenant.objects.create(slug=slug, name=name)
             Membership.objects.create(tenant=tenant, user=owner, role=Role.OWNER)
+            transaction.on_commit(lambda: tenant_available_ensure(tenant=tenant))
     except IntegrityError:
         raise ApiError("slug_taken", f"the slug {slug!r} is already taken", param="slug") from None
     return tenant

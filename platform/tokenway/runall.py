@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from tokenway.env import env_int, env_list
+from tokenway.local_stripe import start_offline_stripe
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
@@ -58,6 +59,7 @@ def _process_specs() -> list[tuple[str, list[str]]]:
                 "on",
             ],
         ),
+        ("metering", [PY, str(ROOT / "manage.py"), "consume_usage"]),
         ("worker", [*celery, "-Q", "default,metering,stripe", "-c", "2", "-n", "main@%h"]),
         (
             "beat",
@@ -112,8 +114,12 @@ def main() -> int:
     _manage("migrate", "--noinput", "-v", "0")
     _manage("load_catalog", str(ROOT / "catalog" / "demo.yaml"))
     _manage("seed_demo")
-    processes = _start(_process_specs())
     port = env_int("PORT", 8000)
+    offline: list[tuple[str, subprocess.Popen[bytes]]] = []
+    if not os.environ.get("STRIPE_API_KEY"):
+        stripe_env, offline = start_offline_stripe(data_dir=ROOT / ".data", web_port=port)
+        os.environ.update(stripe_env)
+    processes = offline + _start(_process_specs())
     key = (ROOT / ".data" / "demo-api-key").read_text().strip()
     print(
         f"\nTokenway is running.\n  console:     http://127.0.0.1:{port}/console/\n"

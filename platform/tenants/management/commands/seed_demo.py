@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand
 
 from apikeys.publish import publish_all_keys
 from catalog.publish import publish_catalog
+from metering.services import demo_credit_ensure
 from tenants.demo import DEMO_EMAIL, DEMO_TENANT_SLUG, demo_key_path, seed_demo
 
 
@@ -16,6 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         seed = seed_demo()
+        demo_credit_ensure(seed.tenant)
         publish_catalog()
         publish_all_keys()
         state = "issued a new" if seed.key_created else "kept the existing"
