@@ -1,0 +1,111 @@
+"""Usage per provider dialect against the simulator's ground truth; cost in micro-units."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from contracts.usage import Prices, Tokens, cost_micros
+from routing.usage.normalize import read_counts, to_tokens
+from tests.routing.conftest import sim_requests
+
+LONG = "Summarise the ledger rules for holds, settlement, the reaper and reconciliation. " * 60  # ~1.2k tokens
+
+CASES = [
+    ("deepseek", "deepseek-v4-flash"),  # prompt_cache_hit_tokens
+    ("moonshot", "kimi-k2"),  # top-level cached_tokens
+    ("zhipu", "glm-4.5-air"),  # prompt_tokens_details
+    ("dashscope", "qwen-plus"),  # prompt_tokens_details (qwen)
+    ("openai", "gpt-4.1-mini"),
+    ("anthropic", "claude-haiku-4.5"),  # on top of input, cumulative in streams
+    ("deepseek-anthropic", "deepseek-v4-flash"),
+]
+
+
+def _call(gateway, tenant, dialect, model, provider, stream):
+    body = {"model": model, "max_tokens": 60, "stream": stream, "provider": {"only": [provider]},
+            "messages": [{"role": "user", "content": LONG}]}  # fmt: skip
+    path = "/v1/messages" if dialect == "anthropic" else "/v1/chat/completions"
+    response = requests.post(f"{gateway.base_url}{path}", json=body, headers={"x-api-key": tenant.key}, timeout=20)
+    assert response.status_code == 200, response.text
+    return response
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize(("provider", "model"), CASES)
+def test_usage_matches_the_providers_ground_truth(gateway, sim, tenant, provider, model, dialect, stream):
+    for _ in range(2):  # the second call reads the provider's prompt cache
+        _call(gateway, tenant, dialect, model, provider, stream)
+    events = tenant.wait_events(2)
+    truths = [r["sim"]["true_usage"] for r in reversed(sim_requests(sim, provider, 2))]
+    assert truths[1]["cache_read"] > 0 or provider == "anthropic"  # first-party caches explicit markers only
+    for event, truth in zip(events, truths, strict=True):
+        tokens = event["tokens"]
+        for name in ("input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"):
+            assert tokens[name] == truth[name], (name, tokens, truth)
+        assert event["usage_source"] == "provider" and event["flags"] == []
+        prices = Prices(**event["prices"])
+        assert event["cost_micros"] == cost_micros(Tokens(**tokens), prices)
+
+
+def test_include_usage_is_injected_upstream_and_the_usage_chunk_hidden_from_the_client(gateway, sim, tenant):
+    body = {"model": "gpt-4.1-mini", "max_tokens": 30, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    response = requests.post(
+        f"{gateway.base_url}/v1/chat/completions", json=body, headers={"x-api-key": tenant.key}, timeout=20
+    )
+    assert response.status_code == 200
+    [received] = sim_requests(sim, "openai", 1)
+    assert received["json"]["stream_options"] == {"include_usage": True}  # injected
+    assert b'"usage":{' not in response.content  # and stripped, since the client did not ask
+
+
+def test_absurd_numbers_are_clamped_and_flagged():
+    counts = read_counts(
+        "openai", {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 150}, "completion_tokens": -3}
+    )
+    tokens, flags = to_tokens(counts, cached_in_input=True, ceiling=10_000)
+    assert tokens == Tokens(input_uncached=0, cache_read=100, output=0)
+    assert set(flags) == {"clamped_negative", "clamped_cache_read"}
+    huge, flags = to_tokens(
+        read_counts("openai", {"prompt_tokens": 10**9, "completion_tokens": 1}), cached_in_input=True, ceiling=1000
+    )
+    assert huge.input_uncached == 1000 and "clamped_absurd" in flags
+
+
+@pytest.mark.parametrize(
+    ("dialect", "usage", "expected"),
+    [
+        (
+            "deepseek",
+            {
+                "prompt_tokens": 100,
+                "prompt_cache_hit_tokens": 60,
+                "prompt_cache_miss_tokens": 40,
+                "completion_tokens": 9,
+                "completion_tokens_details": {"reasoning_tokens": 4},
+            },
+            Tokens(40, 60, 0, 0, 9, 4),
+        ),  # fmt: skip
+        ("moonshot", {"prompt_tokens": 100, "cached_tokens": 30, "completion_tokens": 5}, Tokens(70, 30, 0, 0, 5, 0)),
+        (
+            "qwen",
+            {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 20}, "completion_tokens": 5},
+            Tokens(80, 20, 0, 0, 5, 0),
+        ),
+        (
+            "anthropic",
+            {
+                "input_tokens": 10,
+                "cache_read_input_tokens": 50,
+                "cache_creation_input_tokens": 40,
+                "cache_creation": {"ephemeral_5m_input_tokens": 30, "ephemeral_1h_input_tokens": 10},
+                "output_tokens": 7,
+            },
+            Tokens(10, 50, 30, 10, 7, 0),
+        ),  # fmt: skip
+    ],
+)
+def test_usage_dialects_normalise(dialect, usage, expected):
+    tokens, flags = to_tokens(read_counts(dialect, usage), cached_in_input=dialect != "anthropic", ceiling=10**6)
+    assert tokens == expected and flags == ()
