@@ -86,7 +86,7 @@ def test_absurd_numbers_are_clamped_and_flagged():
                 "completion_tokens_details": {"reasoning_tokens": 4},
             },
             Tokens(40, 60, 0, 0, 9, 4),
-        ),  # fmt: skip
+        ),
         ("moonshot", {"prompt_tokens": 100, "cached_tokens": 30, "completion_tokens": 5}, Tokens(70, 30, 0, 0, 5, 0)),
         (
             "qwen",
@@ -103,7 +103,7 @@ def test_absurd_numbers_are_clamped_and_flagged():
                 "output_tokens": 7,
             },
             Tokens(10, 50, 30, 10, 7, 0),
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_usage_dialects_normalise(dialect, usage, expected):
