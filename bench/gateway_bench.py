@@ -451,7 +451,7 @@ def table(targets: list[Target]) -> str:
                 cells.append("—")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     notes = [f"- {t.name}: not available — {t.error}" for t in targets if t.error]
-    return "\n".join(lines + ([""] + notes if notes else []))
+    return "\n".join(lines + (["", *notes] if notes else []))
 
 
 def main(argv: list[str] | None = None) -> int:
