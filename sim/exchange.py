@@ -39,14 +39,28 @@ def _request_id() -> str:
     return f"req_{next(_ids):08x}{int(time.time() * 1000) & 0xFFFFFF:06x}"
 
 
+def _text(value: str) -> str:
+    """Surrogate-escaped text (undecodable bytes in a URL) as valid UTF-8 for the JSON log."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _headers(request: web.Request) -> dict[str, str]:
+    """Headers as plain ``str`` (not ``istr``) decoded from the wire bytes, so the log is always JSON.
+
+    ``request.headers`` keys are ``multidict.istr``, a ``str`` subclass orjson refuses as a
+    dict key, and values with non-UTF-8 bytes come back surrogate-escaped, which orjson refuses too.
+    """
+    return {name.decode("latin-1"): value.decode("utf-8", "replace") for name, value in request.raw_headers}
+
+
 def _log(fleet: Fleet, slug: str, request: web.Request, raw: bytes, request_id: str) -> dict[str, Any]:
     entry = {
         "id": request_id,
         "provider": slug,
         "method": request.method,
-        "path": request.path,
-        "query": request.query_string,
-        "headers": {str(key): value for key, value in request.headers.items()},
+        "path": _text(request.path),
+        "query": _text(request.query_string),
+        "headers": _headers(request),
         "body": raw.decode("utf-8", errors="replace"),
         "json": None,
         "timestamp": time.time(),
@@ -188,6 +202,7 @@ def _parse_body(raw: bytes) -> Any:
 
 
 async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.StreamResponse:
+    arrived = fleet.clock.stamp()  # TTFT runs from here: parsing and drawing are part of it
     slug = request.match_info["provider"]
     provider = fleet.providers.get(slug)
     request_id = _request_id()
@@ -218,9 +233,15 @@ async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.Str
         drop(request, reset=fault.kind == "connection_reset")
         raise ConnectionDropped()
     x = _exchange(fleet, dialect, offering, prompt, draws, model, body, request_id)
-    entry["sim"] = _ground_truth(x, fault)
+    incidents = active_incidents(offering.profile, fleet.clock)
+    timing = draw_timing(
+        offering.profile, fleet.clock, draws, uncached_tokens=x.true_usage.input_uncached, incidents=incidents
+    )
+    entry["sim"] = {**_ground_truth(x, fault), "timing": timing.as_dict()}
     headers = {**limits, dialect.request_id_header: request_id, "x-sim-billed-cost-micros": str(x.billed_cost_micros)}
-    return await _respond(fleet, dialect, request, x, draws, fault, headers)
+    slow = offering.profile.drip_factor if fault and fault.kind == "slow_drip" else 1.0
+    pacer = Pacer(fleet.clock, timing, draws, slow, arrived)
+    return await _respond(fleet, dialect, request, x, pacer, fault, headers)
 
 
 async def _respond(
@@ -228,20 +249,17 @@ async def _respond(
     dialect: Dialect,
     request: web.Request,
     x: Exchange,
-    draws: Draws,
+    pacer: Pacer,
     fault: Fault | None,
     headers: dict[str, str],
 ) -> web.StreamResponse:
     offering = x.offering
-    incidents = active_incidents(offering.profile, fleet.clock)
-    timing = draw_timing(
-        offering.profile, fleet.clock, draws, uncached_tokens=x.true_usage.input_uncached, incidents=incidents
-    )
-    slow = offering.profile.drip_factor if fault and fault.kind == "slow_drip" else 1.0
-    pacer = Pacer(fleet.clock, timing, draws, slow)
     if fleet.clock.zero and fault is None and not x.prompt.stream:
         return web.Response(body=dialect.body(x), headers={**headers, "Content-Type": "application/json"})
+    queued = offering.slots.locked()
     async with offering.slots:
+        if queued:  # waiting for a slot shows up as TTFT: the timeline starts once served
+            pacer.due = fleet.clock.stamp()
         if x.prompt.stream:
             frames, tail = dialect.frames(x)
             return await stream(request, frames, tail, pacer, fault, headers)

@@ -23,6 +23,10 @@ class Timing:
     def generation_s(self, tokens: int) -> float:
         return tokens / self.tokens_per_s
 
+    def as_dict(self) -> dict[str, float]:
+        """Ground truth of one request (sim time, queueing excluded) for /_sim/requests."""
+        return {"ttft_ms": self.ttft_s * 1000.0, "tokens_per_s": self.tokens_per_s, "jitter": self.jitter}
+
 
 def active_incidents(profile: Profile, clock: SimClock) -> list[Incident]:
     if not profile.incidents:

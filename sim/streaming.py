@@ -1,7 +1,12 @@
 """Write a response over time: TTFT, per-chunk gaps, and the stream faults.
 
-Frames with no delay between them are coalesced into one write, so zero-latency runs cost
-one write per response instead of one per chunk.
+Timing model (the ground truth the evaluation measures, see docs/sim.md): the timeline
+starts when the request arrives (or, when it had to queue for a slot, when it got one).
+The first frame that carries output tokens leaves at the drawn TTFT, together with the
+frames before it (role chunk, ``message_start``, ``ping``...). Every later frame that
+carries k tokens leaves ``k / tokens_per_s`` (x gap jitter) after the previous one. Frames
+are scheduled on absolute deadlines, so timer overshoot never accumulates, and frames with
+no delay between them are coalesced into one write (one write per response at zero latency).
 """
 
 from __future__ import annotations
@@ -19,15 +24,22 @@ SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Contro
 
 
 class Pacer:
-    """Sleeps of one response: gaps between chunks, slowed by a slow_drip fault."""
+    """Deadlines of one response, from ``start`` (a ``SimClock.stamp()``), slowed by slow_drip."""
 
-    def __init__(self, clock: SimClock, timing: Timing, draws: Draws, slow: float) -> None:
+    def __init__(self, clock: SimClock, timing: Timing, draws: Draws, slow: float, start: float) -> None:
         self.clock, self.timing, self.draws, self.slow = clock, timing, draws, slow
+        self.due = start
 
     def gap(self, tokens: int) -> float:
+        """Sim seconds between the previous token-carrying frame and one carrying ``tokens``."""
         if not tokens or self.clock.zero:
             return 0.0
         return self.timing.gap(tokens, self.draws) * self.slow
+
+    async def wait(self, sim_seconds: float) -> None:
+        """Move the deadline by ``sim_seconds`` and sleep to it."""
+        self.due += self.clock.real(sim_seconds)
+        await self.clock.sleep_until(self.due)
 
 
 async def stream(
@@ -37,26 +49,29 @@ async def stream(
     response = web.StreamResponse(status=200, headers={**headers, **SSE_HEADERS})
     if kind == "stall_before_first_token":
         await response.prepare(request)
-        await pacer.clock.sleep(fault.stall_s if fault else 0.0)
-    await pacer.clock.sleep(pacer.timing.ttft_s)
+        await pacer.wait(fault.stall_s if fault else 0.0)
+    await pacer.wait(pacer.timing.ttft_s)
     if not response.prepared:
         await response.prepare(request)
     cut = len(frames) - tail if kind == "stream_cut" else -1
     stall_at = len(frames) // 2 if kind == "stall_mid_stream" else -1
     buffer = bytearray()
+    started = False  # has the first token-carrying frame been queued (it leaves at TTFT)?
     try:
         for index, (tokens, data) in enumerate(frames):
             if index == cut:
                 await response.write(bytes(buffer))
                 drop(request, reset=False)
                 return response
-            gap = pacer.gap(tokens)
-            if (gap > 0 or index == stall_at) and buffer:
+            delay = pacer.gap(tokens) if started else 0.0
+            started = started or tokens > 0
+            if index == stall_at and fault:
+                delay += fault.stall_s
+            if delay > 0 and buffer:
                 await response.write(bytes(buffer))
                 buffer.clear()
-            if index == stall_at and fault:
-                await pacer.clock.sleep(fault.stall_s)
-            await pacer.clock.sleep(gap)
+            if delay > 0:
+                await pacer.wait(delay)
             buffer += data
         await response.write(bytes(buffer))
         await response.write_eof()
@@ -72,7 +87,7 @@ async def plain(
     delay = pacer.timing.ttft_s + pacer.timing.generation_s(output_tokens) * pacer.slow
     if kind in ("stall_before_first_token", "stall_mid_stream") and fault:
         delay += fault.stall_s
-    await pacer.clock.sleep(delay)
+    await pacer.wait(delay)
     response = web.StreamResponse(status=200, headers={**headers, "Content-Type": "application/json"})
     response.content_length = len(body)
     await response.prepare(request)

@@ -12,7 +12,9 @@ from typing import Any
 
 import orjson
 
+from contracts.tokens import count_text_tokens
 from sim.context import Exchange
+from sim.pacing import piece_tokens
 
 Frames = list[tuple[int, bytes]]
 _STOP = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
@@ -77,27 +79,31 @@ def _block_frames(index: int, block: dict[str, Any], x: Exchange) -> Frames:
     start: dict[str, Any]
     if kind == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
+        pieces = x.completion.reasoning_pieces
         body = [
-            (max(1, len(p) // 4), _delta(index, {"type": "thinking_delta", "thinking": p}))
-            for p in x.completion.reasoning_pieces
+            (tokens, _delta(index, {"type": "thinking_delta", "thinking": p}))
+            for tokens, p in zip(piece_tokens(pieces), pieces, strict=True)
         ]
         body.append((0, _delta(index, {"type": "signature_delta", "signature": _SIGNATURE})))
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         text = orjson.dumps(block["input"]).decode()
+        pieces = [text[i : i + _JSON_PIECE] for i in range(0, len(text), _JSON_PIECE)]
         body = [
-            (
-                max(1, len(text[i : i + _JSON_PIECE]) // 4),
-                _delta(index, {"type": "input_json_delta", "partial_json": text[i : i + _JSON_PIECE]}),
-            )
-            for i in range(0, len(text), _JSON_PIECE)
+            (tokens, _delta(index, {"type": "input_json_delta", "partial_json": p}))
+            for tokens, p in zip(piece_tokens(pieces), pieces, strict=True)
         ]
     else:
         start = {"type": "text", "text": ""}
-        body = [(max(1, len(p) // 4), _delta(index, {"type": "text_delta", "text": p})) for p in x.completion.pieces]
+        pieces = x.completion.pieces
+        body = [
+            (tokens, _delta(index, {"type": "text_delta", "text": p}))
+            for tokens, p in zip(piece_tokens(pieces), pieces, strict=True)
+        ]
     opening = _event("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
     closing = _event("content_block_stop", {"type": "content_block_stop", "index": index})
-    return [(0, opening), *body, (0, closing)]
+    name_tokens = count_text_tokens(block["name"]) if kind == "tool_use" else 0  # the tool name is output too
+    return [(name_tokens, opening), *body, (0, closing)]
 
 
 def frames(x: Exchange) -> tuple[Frames, int]:

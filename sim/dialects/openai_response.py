@@ -12,9 +12,11 @@ from typing import Any
 
 import orjson
 
+from contracts.tokens import count_text_tokens
 from sim.completion import Completion
 from sim.context import Exchange
 from sim.dialects.usage_shapes import usage_object
+from sim.pacing import piece_tokens
 
 Frames = list[tuple[int, bytes]]  # (output tokens carried, bytes)
 _FINISH = {"stop": "stop", "length": "length", "tool_calls": "tool_calls"}
@@ -84,24 +86,25 @@ class _Chunker:
 def _content_frames(chunker: _Chunker, completion: Completion, reasoning_field: str | None) -> Frames:
     frames: Frames = []
     if reasoning_field:
+        pieces = completion.reasoning_pieces
         frames += [
-            (max(1, len(piece) // 4), chunker.delta({"content": None, reasoning_field: piece}))
-            for piece in completion.reasoning_pieces
+            (tokens, chunker.delta({"content": None, reasoning_field: piece}))
+            for tokens, piece in zip(piece_tokens(pieces), pieces, strict=True)
         ]
     elif completion.reasoning_tokens:
         frames.append((completion.reasoning_tokens, b""))  # hidden reasoning still takes time
     for index, call in enumerate(completion.tool_calls):
         start = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
-        frames.append((1, chunker.delta({"tool_calls": [start]})))
-        for at in range(0, len(call.arguments), _ARG_PIECE):
-            piece = call.arguments[at : at + _ARG_PIECE]
-            frames.append(
-                (
-                    max(1, len(piece) // 4),
-                    chunker.delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
-                )
-            )
-    frames += [(max(1, len(piece) // 4), chunker.delta({"content": piece})) for piece in completion.pieces]
+        frames.append((count_text_tokens(call.name), chunker.delta({"tool_calls": [start]})))
+        args = [call.arguments[at : at + _ARG_PIECE] for at in range(0, len(call.arguments), _ARG_PIECE)]
+        frames += [
+            (tokens, chunker.delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+            for tokens, piece in zip(piece_tokens(args), args, strict=True)
+        ]
+    pieces = completion.pieces
+    frames += [
+        (tokens, chunker.delta({"content": piece})) for tokens, piece in zip(piece_tokens(pieces), pieces, strict=True)
+    ]
     return frames
 
 
