@@ -46,6 +46,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(tenant + "routing/", console_settings.routing_prefs, name="routing"),
     path(tenant + "billing/", console_billing.billing, name="billing"),
     path(tenant + "billing/topup/", console_billing.topup, name="topup"),
+    path(tenant + "billing/topups/<int:topup_id>/", console_billing.topup_status, name="topup-status"),
     path(tenant + "billing/alerts/", console_billing.alert_add, name="alert-add"),
     path(tenant + "billing/alerts/<int:alert_id>/delete/", console_billing.alert_remove, name="alert-delete"),
     path(tenant + "usage/", console_usage.usage, name="usage"),

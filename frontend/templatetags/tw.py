@@ -33,6 +33,14 @@ def money(micros: Any) -> str:
 
 
 @register.filter
+def money_exact(micros: Any) -> str:
+    """Integer micro-units -> "$19.999974": every micro-unit shows, so one cheap request moves a balance."""
+    if micros is None:
+        return DASH
+    return f"${(Decimal(int(micros)) / MICROS_PER_UNIT).quantize(Decimal('0.000001')):,}"
+
+
+@register.filter
 def pct(ratio: Any, places: int = 1) -> str:
     number = _number(ratio)
     return DASH if number is None else f"{number * 100:.{int(places)}f}%"

@@ -2,35 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from frontend.data import metering
-from frontend.data.optional import optional_function, optional_model
+from frontend.data.optional import optional_model
+from frontend.data.topups import StripeMode, TopUpRefused, stripe_mode, topup_begin, topup_get
 from frontend.forms import AlertForm, TopUpForm, usd_to_micros
 from frontend.views.console_base import deny, render_console, tenant_page
 from tenants.models import Membership
-from tenants.permissions import Action
+from tenants.permissions import Action, can
 
 
 def _page(request: HttpRequest, membership: Membership, topup_form: TopUpForm, alert_form: AlertForm) -> HttpResponse:
     tenant_id = membership.tenant_id
+    watched = request.GET.get("topup", "")
+    pending = topup_get(tenant_id=tenant_id, topup_id=int(watched)) if watched.isdigit() else None
     return render_console(
         request, membership, "frontend/console/billing.html", "billing",
         balance=metering.balance_micros(tenant_id=tenant_id), month_spend=metering.month_spend_micros(tenant_id=tenant_id),
         topups=metering.topups(tenant_id=tenant_id), invoices=metering.invoices(tenant_id=tenant_id),
         alerts=metering.spend_alerts(tenant_id=tenant_id), topup_form=topup_form, alert_form=alert_form,
-        topup_available=_checkout_service() is not None,
+        stripe_mode=stripe_mode().value, stripe_off=stripe_mode() is StripeMode.OFF, watched_topup=pending,
+        topup_texts=_topup_texts() if pending else None,
     )  # fmt: skip
 
 
-def _checkout_service() -> Callable[..., str] | None:
-    return optional_function("metering.stripe_checkout", "topup_checkout_start")
+def _topup_texts() -> dict[str, str]:
+    """What the polling script says, translated here (the script itself has no catalog)."""
+    return {
+        "succeeded": _("Payment confirmed; the balance has been credited."),
+        "failed": _("The payment failed; nothing was credited. Try another amount or contact support."),
+        "slow": _("Stripe has not confirmed yet. The balance will update by itself once it does."),
+        "label_succeeded": _("Succeeded"),
+        "label_failed": _("Failed"),
+    }
 
 
 @tenant_page
@@ -46,16 +56,31 @@ def topup(request: HttpRequest, membership: Membership) -> HttpResponse:
     if denied := deny(request, membership, Action.BILLING_MANAGE):
         return denied
     form = TopUpForm(request.POST)
-    start = _checkout_service()
-    if not form.is_valid() or start is None:
-        if start is None:
-            form.add_error(None, _("Top-ups through Stripe are not configured on this server yet."))
+    if not form.is_valid():
         return _page(request, membership, form, AlertForm())
-    return_url = request.build_absolute_uri(f"/console/{membership.tenant.slug}/billing/")
-    url = start(
-        tenant=membership.tenant, amount_micros=usd_to_micros(form.cleaned_data["amount"]), return_url=return_url
-    )
-    return redirect(url)
+    amount = usd_to_micros(form.cleaned_data["amount"]) or 0
+    try:
+        started = topup_begin(tenant=membership.tenant, amount_micros=amount)
+    except TopUpRefused as exc:
+        form.add_error(None, str(exc))
+        response = _page(request, membership, form, AlertForm())
+        response.status_code = 400
+        return response
+    return redirect(reverse("frontend:billing", args=[membership.tenant.slug]) + f"?topup={started.pk}")
+
+
+@tenant_page
+def topup_status(request: HttpRequest, membership: Membership, topup_id: int) -> JsonResponse:
+    """Polled by the billing page while Stripe confirms: pending, then succeeded (credited) or failed."""
+    if not can(membership.role, Action.BILLING_VIEW):
+        raise Http404("not found")
+    found = topup_get(tenant_id=membership.tenant_id, topup_id=topup_id)
+    if found is None:
+        raise Http404("not found")
+    return JsonResponse(
+        {"id": found.pk, "status": found.status, "amount_micros": found.amount_micros,
+         "balance_micros": metering.balance_micros(tenant_id=membership.tenant_id)}
+    )  # fmt: skip
 
 
 @require_POST

@@ -38,3 +38,33 @@
   }, document.getElementById("tenant-live"));
   state.refresh = refresh;
 })();
+
+/* Billing: after a top-up, poll its status until Stripe's webhook has credited (or failed) it. */
+(function () {
+  "use strict";
+  const card = document.getElementById("topup-progress");
+  if (!card || card.dataset.status !== "pending") return;
+  const texts = JSON.parse(document.getElementById("topup-texts").textContent);
+  const state = document.getElementById("topup-state");
+  const started = Date.now();
+  const POLL_MS = 800, SLOW_MS = 60000;
+  async function poll() {
+    let body = null;
+    try {
+      const response = await fetch(card.dataset.statusUrl, { credentials: "same-origin" });
+      if (response.ok) body = await response.json();
+    } catch (err) { body = null; } // a network blip: try again on the next tick
+    if (body && body.status !== "pending") {
+      card.dataset.status = body.status;
+      state.textContent = texts[body.status] || body.status;
+      const cell = document.querySelector(`[data-topup-status="${body.id}"]`);
+      if (cell) cell.textContent = texts["label_" + body.status] || body.status;
+      card.classList.add("flash");
+      if (window.twConsole && window.twConsole.refresh) window.twConsole.refresh();
+      return;
+    }
+    if (Date.now() - started > SLOW_MS) { state.textContent = texts.slow; return; }
+    setTimeout(poll, POLL_MS);
+  }
+  setTimeout(poll, POLL_MS);
+})();

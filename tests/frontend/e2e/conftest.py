@@ -74,8 +74,9 @@ def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     from tokenway.asgi import application
 
     port = _free_port()
+    # lifespan "on": the gateway (/v1/*) starts its Redis clients and catalog/key refreshers.
     config = uvicorn.Config(
-        ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -131,3 +132,103 @@ def group_send(group: str, message: dict[str, object]) -> None:
     thread.join(timeout=10)
     if errors:
         raise errors[0]
+
+
+SIM_TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms, a stream well under a second
+STRIPE_WEBHOOK_SECRET = "whsec_test_frontend"
+
+
+@pytest.fixture(scope="session")
+def sim_fleet() -> Iterator[object]:
+    from sim.server import start_in_thread
+
+    with start_in_thread(seed=7, time_scale=SIM_TIME_SCALE) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="session")
+def localstripe_url(live_url) -> Iterator[str]:
+    """localstripe (Stripe's API on loopback) whose signed webhooks reach the live server."""
+    import sys
+
+    import requests
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        hook = {"url": f"{live_url}/api/v1/stripe/webhook", "secret": STRIPE_WEBHOOK_SECRET,
+                "events[]": ["payment_intent.succeeded", "payment_intent.payment_failed"]}  # fmt: skip
+        requests.post(f"{base}/_config/webhooks/tokenway", data=hook, timeout=5).raise_for_status()
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def stripe_offline(localstripe_url, settings) -> str:
+    """Point metering's Stripe client at localstripe (test key) for this test."""
+    from metering.stripe_client import clients_reset
+
+    settings.STRIPE_API_BASE = localstripe_url
+    settings.STRIPE_API_KEY = "sk_test_frontend"
+    settings.STRIPE_WEBHOOK_SECRET = STRIPE_WEBHOOK_SECRET
+    clients_reset()
+    yield localstripe_url
+    clients_reset()
+
+
+@pytest.fixture
+def demo_catalog(sim_fleet, transactional_db, redis_client, settings) -> None:
+    """catalog/demo.yaml with ``${SIM_BASE_URL}`` -> the in-process fleet, published for the gateway."""
+    from catalog.parse import parse_catalog
+    from catalog.publish import publish_catalog
+    from catalog.services import catalog_apply
+
+    settings.SIM_BASE_URL = sim_fleet.base_url  # type: ignore[attr-defined]
+    path = ROOT / "catalog" / "demo.yaml"
+    spec = parse_catalog(path.read_text(), filename=path.name, sim_base_url=sim_fleet.base_url)  # type: ignore[attr-defined]
+    catalog_apply(spec=spec, publish=False)
+    publish_catalog()
+
+
+@pytest.fixture
+def usage_consumer(transactional_db, redis_client) -> Iterator[None]:
+    """The metering consumer (what ``manage.py consume_usage`` runs) in a thread of this process."""
+    from django.db import connection
+
+    from metering.consumer import UsageConsumer
+    from tokenway.redis_client import get_redis
+
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        worker = UsageConsumer(client=get_redis(), name="e2e")
+        try:
+            while not stop.is_set():
+                worker.run(until=time.monotonic() + 0.3, block_ms=100)
+        except BaseException as exc:  # noqa: BLE001 - reported in the test's thread below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(timeout=10)
+    assert not failures, f"usage consumer failed: {failures[0]!r}"

@@ -1,0 +1,61 @@
+"""Top-ups through Stripe for the console: start one (``metering.billing.topup_start``) and read its status.
+
+Card entry: with a Stripe *test* key (``sk_test_…``, which is what ``make run``'s offline Stripe,
+localstripe, uses) the PaymentIntent is confirmed with Stripe's test card ``pm_card_visa``; live keys
+need Stripe.js card collection, which is not wired yet, so they are refused with a clear message.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import stripe
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from metering.billing import BillingError, topup_start
+from metering.models import TopUp
+from tenants.models import Tenant
+
+TEST_CARD = "pm_card_visa"  # Stripe's (and localstripe's) always-succeeding test payment method
+
+
+class StripeMode(StrEnum):
+    OFF = "off"
+    TEST = "test"
+    LIVE = "live"
+
+
+class TopUpRefused(Exception):
+    """A top-up that could not be started; the message is shown on the form."""
+
+
+def stripe_mode() -> StripeMode:
+    key = settings.STRIPE_API_KEY or ""
+    if not key:
+        return StripeMode.OFF
+    return StripeMode.TEST if key.startswith(("sk_test_", "rk_test_")) else StripeMode.LIVE
+
+
+def topup_begin(*, tenant: Tenant, amount_micros: int) -> TopUp:
+    """Create and (test mode) confirm a PaymentIntent; the webhook credits the balance later."""
+    mode = stripe_mode()
+    if mode is StripeMode.OFF:
+        raise TopUpRefused(
+            _("Top-ups through Stripe are not configured on this server (STRIPE_API_KEY is empty). Ask an operator.")
+        )
+    if mode is StripeMode.LIVE:
+        raise TopUpRefused(_("Card payments with a live Stripe key are not available here yet; contact support."))
+    try:
+        return topup_start(tenant=tenant, amount_micros=amount_micros, payment_method=TEST_CARD)
+    except BillingError as exc:
+        raise TopUpRefused(str(exc)) from exc
+    except stripe.APIConnectionError as exc:
+        raise TopUpRefused(_("Stripe could not be reached; nothing was charged. Try again in a minute.")) from exc
+    except stripe.StripeError as exc:
+        message = exc.user_message or str(exc)
+        raise TopUpRefused(_("Stripe refused the payment: %(message)s") % {"message": message}) from exc
+
+
+def topup_get(*, tenant_id: int, topup_id: int) -> TopUp | None:
+    return TopUp.objects.filter(tenant_id=tenant_id, pk=topup_id).first()
