@@ -1,0 +1,75 @@
+"""Websocket consumers (Channels' WebsocketCommunicator over the real routing and Redis channel layer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from django.test import Client
+
+from contracts.redis_keys import LEADERBOARD_GROUP, tenant_group
+from frontend.routing import websocket_urlpatterns
+from metering.live import tenant_push
+from tests.frontend.ws import WebsocketCommunicator
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ORIGIN = (b"origin", b"http://127.0.0.1")
+TIMEOUT = 5
+
+
+def _session_cookie(user: Any) -> tuple[bytes, bytes]:
+    client = Client()
+    client.force_login(user)
+    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+async def _connect(path: str, *headers: tuple[bytes, bytes]) -> tuple[WebsocketCommunicator, bool, Any]:
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path, headers=[ORIGIN, *headers])
+    connected, code = await communicator.connect(timeout=TIMEOUT)
+    return communicator, connected, code
+
+
+async def test_leaderboard_group_message_reaches_an_anonymous_client(redis_client):
+    ws, connected, _ = await _connect("/ws/leaderboard/")
+    assert connected
+    assert await ws.receive_json_from(timeout=TIMEOUT) == {"event": "hello"}
+    await get_channel_layer().group_send(LEADERBOARD_GROUP, {"type": "leaderboard.refresh", "window": "1h"})
+    assert await ws.receive_json_from(timeout=TIMEOUT) == {"event": "leaderboard.refresh", "data": {"window": "1h"}}
+    await ws.disconnect()
+
+
+async def test_leaderboard_refuses_a_foreign_origin(redis_client):
+    ws = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), "/ws/leaderboard/", headers=[(b"origin", b"https://evil.example")]
+    )
+    connected, _ = await ws.connect(timeout=TIMEOUT)
+    assert not connected
+
+
+async def test_tenant_socket_closes_4404_for_anonymous(personas, redis_client):
+    _, connected, code = await _connect("/ws/tenant/acme/")
+    assert (connected, code) == (False, 4404)
+
+
+async def test_tenant_socket_closes_4404_for_another_tenants_owner(personas, redis_client):
+    cookie = await sync_to_async(_session_cookie)(personas.outsider)
+    _, connected, code = await _connect("/ws/tenant/acme/", cookie)
+    assert (connected, code) == (False, 4404)
+    _, connected, code = await _connect("/ws/tenant/no-such-tenant/", cookie)
+    assert (connected, code) == (False, 4404)
+
+
+async def test_member_receives_billing_updates_pushed_by_metering(personas, redis_client):
+    cookie = await sync_to_async(_session_cookie)(personas.developer)
+    ws, connected, _ = await _connect("/ws/tenant/acme/", cookie)
+    assert connected
+    assert await ws.receive_json_from(timeout=TIMEOUT) == {"event": "hello"}
+    payload = {"balance_micros": 9_999_487, "usage": {"requests": 1, "charge_micros": 513}, "request_ids": ["req_1"]}
+    await sync_to_async(tenant_push)(tenant_id=personas.tenant.pk, payload=payload)
+    assert await ws.receive_json_from(timeout=TIMEOUT) == {"event": "billing.update", "data": payload}
+    await get_channel_layer().group_send(tenant_group(personas.other_tenant.pk), {"type": "billing.update"})
+    assert await ws.receive_nothing(timeout=0.3)  # another tenant's push never arrives here
+    await ws.disconnect()
