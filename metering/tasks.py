@@ -16,30 +16,30 @@ from tokenway.redis_client import get_redis
 INGEST_RUN_BUDGET_S = 0.9
 
 
-@shared_task(ignore_result=True, expires=5)  # type: ignore[untyped-decorator]
+@shared_task(ignore_result=True, expires=5)
 def usage_ingest() -> int:
     """Drain the usage stream for up to a second (beat runs it every second; ``consume_usage`` is the daemon)."""
     worker = consumer.UsageConsumer(client=get_redis(), name=f"celery-{consumer.consumer_name()}")
     return worker.run(until=time.monotonic() + INGEST_RUN_BUDGET_S, block_ms=100)
 
 
-@shared_task(ignore_result=True, expires=10)  # type: ignore[untyped-decorator]
+@shared_task(ignore_result=True, expires=10)
 def holds_reap() -> int:
     return holds.holds_reap(get_redis())
 
 
-@shared_task(ignore_result=True, expires=60)  # type: ignore[untyped-decorator]
+@shared_task(ignore_result=True, expires=60)
 def reconciliation_run() -> int:
     return len(reconcile.reconciliation_run())
 
 
-@shared_task(ignore_result=True, expires=10)  # type: ignore[untyped-decorator]
+@shared_task(ignore_result=True, expires=10)
 def stripe_meter_push() -> int:
     return meter_push.meter_events_push().sent
 
 
-@shared_task(bind=True, ignore_result=True, max_retries=5, default_retry_delay=30)  # type: ignore[untyped-decorator]
-def stripe_customer_ensure(self, tenant_id: int) -> None:  # type: ignore[no-untyped-def]
+@shared_task(bind=True, ignore_result=True, max_retries=5, default_retry_delay=30)
+def stripe_customer_ensure(self, tenant_id: int) -> None:
     tenant = Tenant.objects.get(pk=tenant_id)
     try:
         billing.customer_ensure(tenant=tenant)
@@ -47,7 +47,7 @@ def stripe_customer_ensure(self, tenant_id: int) -> None:  # type: ignore[no-unt
         raise self.retry(exc=exc) from exc
 
 
-@shared_task(ignore_result=True)  # type: ignore[untyped-decorator]
+@shared_task(ignore_result=True)
 def stripe_invoices_monthly() -> int:
     """On any day, invoice last month for postpaid tenants (idempotency keys make reruns no-ops)."""
     from metering.alerts import month_start

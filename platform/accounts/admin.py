@@ -8,7 +8,7 @@ from accounts.models import User
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):  # type: ignore[type-arg]
+class UserAdmin(DjangoUserAdmin):
     ordering = ("email",)
     list_display = ("email", "name", "is_staff", "is_active", "date_joined")
     search_fields = ("email", "name")

@@ -7,7 +7,7 @@ from django.contrib.auth.forms import BaseUserCreationForm
 from accounts.models import User
 
 
-class SignupForm(BaseUserCreationForm):  # type: ignore[type-arg]
+class SignupForm(BaseUserCreationForm):
     class Meta:
         model = User
         fields = ("email", "name")

@@ -9,7 +9,7 @@ from apikeys.services import api_key_revoke
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ("name", "tenant", "prefix", "last_four", "created_at", "expires_at", "revoked_at")
     list_filter = ("live",)
     search_fields = ("name", "tenant__slug", "prefix")

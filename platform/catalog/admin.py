@@ -7,18 +7,18 @@ from catalog.models import Model, Offering, OfferingPrice, Provider
 
 
 @admin.register(Provider)
-class ProviderAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ProviderAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "dialect", "base_url", "region")
     search_fields = ("slug", "name")
 
 
 @admin.register(Model)
-class ModelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ModelAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "author", "context_window", "max_output", "quality")
     search_fields = ("slug", "name")
 
 
-class PriceInline(admin.TabularInline):  # type: ignore[type-arg]
+class PriceInline(admin.TabularInline):
     model = OfferingPrice
     extra = 0
     can_delete = False
@@ -30,7 +30,7 @@ class PriceInline(admin.TabularInline):  # type: ignore[type-arg]
 
 
 @admin.register(Offering)
-class OfferingAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class OfferingAdmin(admin.ModelAdmin):
     list_display = ("model", "provider", "upstream_model", "status")
     list_filter = ("status", "provider")
     inlines = [PriceInline]

@@ -69,7 +69,7 @@ def publish_catalog() -> int:
     with client.pipeline(transaction=True) as pipe:
         while True:
             try:
-                pipe.watch(redis_keys.CATALOG_VERSION)  # type: ignore[no-untyped-call]
+                pipe.watch(redis_keys.CATALOG_VERSION)
                 version = int(pipe.get(redis_keys.CATALOG_VERSION) or 0) + 1
                 snapshot = build_catalog_snapshot(version)
                 pipe.multi()

@@ -7,7 +7,7 @@ from credentials.models import ProviderCredential
 
 
 @admin.register(ProviderCredential)
-class ProviderCredentialAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ProviderCredentialAdmin(admin.ModelAdmin):
     list_display = ("tenant", "provider", "last_four", "base_url", "created_at", "rotated_at")
     exclude = ("secret_token",)
     readonly_fields = ("tenant", "provider", "last_four", "base_url", "created_at", "rotated_at")

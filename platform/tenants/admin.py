@@ -9,14 +9,14 @@ from django.http import HttpRequest
 from tenants.models import Invitation, Membership, Tenant
 
 
-class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
+class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ("user",)
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class TenantAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "billing_mode", "markup_bps", "created_at")
     search_fields = ("slug", "name")
     # Money is changed through metering's services (ledger), never typed in here.
@@ -31,7 +31,7 @@ class TenantAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
 
 @admin.register(Invitation)
-class InvitationAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class InvitationAdmin(admin.ModelAdmin):
     list_display = ("email", "tenant", "role", "created_at", "expires_at", "accepted_at", "revoked_at")
     exclude = ("token_hash",)
     readonly_fields = ("tenant", "email", "role", "invited_by", "created_at", "expires_at", "accepted_at")

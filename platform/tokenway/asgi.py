@@ -28,7 +28,7 @@ gateway = make_gateway_app()
 django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(websocket_urlpatterns)})
 
 
-async def application(scope, receive, send):  # type: ignore[no-untyped-def]
+async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         await gateway(scope, receive, send)
         return

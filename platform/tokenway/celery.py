@@ -17,7 +17,7 @@ def _queues() -> list[Queue]:
     from django.conf import settings
 
     names = ["default", "metering", "stripe", *(f"probes.{region}" for region in settings.TOKENWAY_REGIONS)]
-    return [Queue(name) for name in names]  # type: ignore[no-untyped-call]
+    return [Queue(name) for name in names]
 
 
 app.conf.task_queues = _queues()
