@@ -28,6 +28,9 @@ class AnthropicPassthrough:
         self._payload = usage_payload
 
     def feed(self, event: SseEvent) -> bytes:
+        if event.event == b"content_block_delta":
+            self.tracker.delivered_anthropic(event.data)  # hot path: forwarded untouched, parsed only if needed
+            return event.raw
         data = orjson.loads(event.data) if event.data else {}
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "content_block_delta":

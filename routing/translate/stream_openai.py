@@ -25,6 +25,10 @@ def _delta_text(chunk: dict[str, Any]) -> str:
     return text if isinstance(text, str) else ""
 
 
+def _may_carry_usage(data: bytes) -> bool:
+    return b'"usage"' in data and b'"usage":null' not in data and b'"usage": null' not in data
+
+
 class OpenAIPassthrough:
     """Forward chunks as received; capture usage; show it only if the client asked for it."""
 
@@ -39,6 +43,9 @@ class OpenAIPassthrough:
         if event.data == DONE:
             self.done = True
             return b"data: [DONE]\n\n"
+        if not _may_carry_usage(event.data) and b'"error"' not in event.data:
+            self.tracker.delivered_openai(event.data)  # hot path: forwarded untouched, parsed only if needed
+            return event.raw
         chunk = orjson.loads(event.data)
         if "error" in chunk:
             self.upstream_error = True

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import orjson
+
 from contracts.snapshot import OfferingSnapshot
 from contracts.tokens import count_text_tokens
 from contracts.usage import Tokens
@@ -19,6 +21,9 @@ class UsageTracker:
     provider_usage: Usage = field(default_factory=dict)
     seen_usage: bool = False
     delivered_chars: list[str] = field(default_factory=list)
+    # Raw chunk payloads forwarded untouched; parsed only if an estimate is ever needed.
+    delivered_openai_chunks: list[bytes] = field(default_factory=list)
+    delivered_anthropic_chunks: list[bytes] = field(default_factory=list)
 
     def merge(self, usage: Usage | None) -> None:
         """Later values win: Anthropic's message_delta counts are cumulative, not increments."""
@@ -30,8 +35,17 @@ class UsageTracker:
         if text:
             self.delivered_chars.append(text)
 
+    def delivered_openai(self, data: bytes) -> None:
+        self.delivered_openai_chunks.append(data)
+
+    def delivered_anthropic(self, data: bytes) -> None:
+        self.delivered_anthropic_chunks.append(data)
+
     def output_estimate(self) -> int:
-        return count_text_tokens("".join(self.delivered_chars))
+        parts = [*self.delivered_chars]
+        parts.extend(_openai_chunk_text(raw) for raw in self.delivered_openai_chunks)
+        parts.extend(_anthropic_delta_text(raw) for raw in self.delivered_anthropic_chunks)
+        return count_text_tokens("".join(parts))
 
     def tokens(self, offering: OfferingSnapshot, *, complete: bool) -> tuple[Tokens, str, tuple[str, ...]]:
         """(tokens, usage_source, flags); estimated when the provider's usage never came."""
@@ -58,3 +72,30 @@ def _with_output_floor(tokens: Tokens, delivered: int) -> Tokens:
         delivered,
         tokens.reasoning,
     )
+
+
+def _openai_chunk_text(raw: bytes) -> str:
+    try:
+        chunk = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return ""
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if not choices:
+        return ""
+    delta = choices[0].get("delta") or {}
+    text = delta.get("content") or ""
+    for call in delta.get("tool_calls") or ():
+        text += (call.get("function") or {}).get("arguments") or ""
+    return text if isinstance(text, str) else ""
+
+
+def _anthropic_delta_text(raw: bytes) -> str:
+    try:
+        event = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return ""
+    delta = event.get("delta") if isinstance(event, dict) else None
+    if not isinstance(delta, dict):
+        return ""
+    value = delta.get("text") or delta.get("partial_json") or delta.get("thinking") or ""
+    return value if isinstance(value, str) else ""

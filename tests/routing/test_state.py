@@ -77,7 +77,7 @@ def test_price_change_takes_effect_within_one_second(gateway, sim, tenant, redis
 
 def test_concurrency_lease_limits_parallel_requests_and_is_released(gateway, sim, redis_client):
     t = make_tenant(redis_client, key_limits=Limits(max_concurrency=1))
-    add_fault(sim, provider="openai", kind="slow_drip", count=1)
+    add_fault(sim, provider="openai", kind="stall_mid_stream", count=1, stall_s=200)
     results: list[int] = []
     slow = threading.Thread(
         target=lambda: results.append(_chat(gateway, t.key, max_tokens=150, stream=True).status_code)
@@ -107,7 +107,7 @@ def test_hold_is_taken_then_settled_to_the_actual_charge(gateway, tenant):
 def test_a_hold_reaped_by_metering_is_not_released_twice(gateway, tenant, sim):
     """The reaper wins the race: settlement must not credit the hold back a second time."""
 
-    add_fault(sim, provider="openai", kind="slow_drip", count=1)
+    add_fault(sim, provider="openai", kind="stall_mid_stream", count=1, stall_s=200)
     tid = tenant.record.tenant_id
     done = threading.Thread(target=lambda: _chat(gateway, tenant.key, max_tokens=150, stream=True))
     done.start()
