@@ -138,9 +138,12 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
     }
 
 
-def tenant_usage(*, tenant_id: int, start: datetime, end: datetime, group: str) -> list[dict[str, Any]]:
-    """Usage of one tenant grouped by day, model, provider or key, for the console and CSV export."""
-    rows = UsageRecord.objects.filter(tenant_id=tenant_id, finished_at__gte=start, finished_at__lt=end)
+def tenant_usage(*, tenant_id: int | None, start: datetime, end: datetime, group: str) -> list[dict[str, Any]]:
+    """Usage of one tenant (None: the whole platform, for the ops dashboard) grouped by day, model,
+    provider or key, for the console and CSV export."""
+    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end)
+    if tenant_id is not None:
+        rows = rows.filter(tenant_id=tenant_id)
     field = USAGE_GROUPS[group]
     if group == "day":
         rows = rows.annotate(day=TruncDay("finished_at"))

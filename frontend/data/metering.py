@@ -1,18 +1,21 @@
-"""Console and ops billing data. Prefers ``metering.selectors``; until it offers a function, reads
-metering's models directly (read-only). Every function answers "nothing yet" rather than failing."""
+"""Console billing data over ``metering.selectors`` (usage, savings) and ``metering.ledger`` (balance).
+The request log, top-ups and alerts have no selector yet and read metering's models (read-only).
+Every function answers "nothing yet" rather than failing."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Sum
-from django.db.models.functions import TruncDay
 from django.utils import timezone
 
 from frontend.data.optional import optional_function, optional_model
+from metering.alerts import tenant_month_spend_micros
+from metering.ledger import tenant_account_balance
+from metering.selectors import cache_savings_micros, tenant_usage
 
 LOG_LIMIT = 50  # request log rows per page: a screenful on a laptop
+GROUPS = {"by_model": "model", "by_provider": "provider", "by_key": "key"}
 
 
 def _model(name: str) -> Any:
@@ -20,69 +23,42 @@ def _model(name: str) -> Any:
 
 
 def balance_micros(*, tenant_id: int) -> int | None:
-    selector = optional_function("metering.ledger", "tenant_account_balance")
-    if selector is None:
-        return None
-    return int(selector(tenant_id=tenant_id))
+    return int(tenant_account_balance(tenant_id=tenant_id))
 
 
 def month_spend_micros(*, tenant_id: int) -> int:
-    usage = _model("UsageRecord")
-    if usage is None:
-        return 0
-    start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    total = usage.objects.filter(tenant_id=tenant_id, finished_at__gte=start).aggregate(s=Sum("charge_micros"))["s"]
-    return int(total or 0)
+    return int(tenant_month_spend_micros(tenant_id=tenant_id))
 
 
-def _usage(tenant_id: int | None, since: datetime) -> Any:
-    usage = _model("UsageRecord")
-    if usage is None:
-        return None
-    query = usage.objects.filter(finished_at__gte=since)
-    return query.filter(tenant_id=tenant_id) if tenant_id is not None else query
+def _row(row: dict[str, Any], label: Any) -> dict[str, Any]:
+    """A selector row in the charts' shape (``usage.js`` and the templates read these names)."""
+    return {
+        "group": label, "requests": row["requests"], "charge": row["charge_micros"], "cost": row["cost_micros"],
+        "tokens_in": row["input_tokens"], "tokens_out": row["output_tokens"], "cache_read": row["cache_read_tokens"],
+    }  # fmt: skip
 
 
-def _savings() -> Any:
-    # Savings from cache reads: what they would have cost at the full input price minus what they did cost.
-    return Sum("full_input_price_micros")
+def _by_day(tenant_id: int | None, start: datetime, end: datetime) -> list[dict[str, Any]]:
+    days = []
+    for row in tenant_usage(tenant_id=tenant_id, start=start, end=end, group="day"):
+        day = timezone.make_aware(datetime.fromisoformat(row["day"]))  # TruncDay's (current) time zone
+        saved = cache_savings_micros(start=max(day, start), end=min(day + timedelta(days=1), end), tenant_id=tenant_id)
+        days.append({**_row(row, None), "day": row["day"], "savings": saved})
+    return days
 
 
 def usage_breakdown(*, tenant_id: int | None, days: int = 30) -> dict[str, Any]:
     """{"by_day": [...], "by_model": [...], "by_provider": [...], "by_key": [...], "totals": {...}}."""
-    query = _usage(tenant_id, timezone.now() - timedelta(days=days))
-    if query is None:
-        return {"by_day": [], "by_model": [], "by_provider": [], "by_key": [], "totals": {}}
-    sums = {
-        "requests": Count("id"),
-        "charge": Sum("charge_micros"),
-        "cost": Sum("cost_micros"),
-        "tokens_in": Sum(F("input_uncached") + F("cache_read") + F("cache_write_5m") + F("cache_write_1h")),
-        "tokens_out": Sum("output"),
-        "cache_read": Sum("cache_read"),
-        "full_input": _savings(),
-    }
-
-    def group(field: Any, name: str) -> list[dict[str, Any]]:
-        rows = query.annotate(**{name: field}).values(name).annotate(**sums).order_by(name)
-        return [_with_savings(row) for row in rows]
-
-    by_day = group(TruncDay("finished_at"), "day")
-    for row in by_day:
-        row["day"] = row["day"].date().isoformat()
-    return {
-        "by_day": by_day,
-        "by_model": group(F("model"), "group"),
-        "by_provider": group(F("provider"), "group"),
-        "by_key": group(F("key_id"), "group"),
-        "totals": _with_savings(query.aggregate(**sums)),
-    }
-
-
-def _with_savings(row: dict[str, Any]) -> dict[str, Any]:
-    row = {k: (v or 0) if k != "day" and k != "group" else v for k, v in row.items()}
-    row["savings"] = max(0, int(row.get("full_input", 0)))
-    return row
+    end = timezone.now()
+    start = end - timedelta(days=days)
+    out: dict[str, Any] = {"by_day": _by_day(tenant_id, start, end)}
+    for name, group in GROUPS.items():
+        rows = tenant_usage(tenant_id=tenant_id, start=start, end=end, group=group)
+        out[name] = [_row(row, row[group]) for row in rows]
+    totals = {k: sum(r[k] for r in out["by_day"]) for k in ("requests", "charge", "cost", "tokens_in", "tokens_out")}
+    totals["savings"] = sum(r["savings"] for r in out["by_day"])
+    out["totals"] = totals
+    return out
 
 
 def request_log(*, tenant_id: int, limit: int = LOG_LIMIT, before_id: int | None = None) -> list[Any]:

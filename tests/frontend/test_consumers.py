@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -20,6 +22,24 @@ ORIGIN = (b"origin", b"http://127.0.0.1")
 TIMEOUT = 5
 
 
+def in_own_loop(scenario: Any, **kwargs: Any) -> None:
+    """Run an async scenario on a fresh event loop in its own thread: the browser tests' Playwright
+    keeps a loop running in the main thread for the rest of the session."""
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(scenario(**kwargs))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread below
+            failures.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    if failures:
+        raise failures[0]
+
+
 def _session_cookie(user: Any) -> tuple[bytes, bytes]:
     client = Client()
     client.force_login(user)
@@ -32,7 +52,7 @@ async def _connect(path: str, *headers: tuple[bytes, bytes]) -> tuple[WebsocketC
     return communicator, connected, code
 
 
-async def test_leaderboard_group_message_reaches_an_anonymous_client(redis_client):
+async def _leaderboard_group_message_reaches_an_anonymous_client(redis_client):
     ws, connected, _ = await _connect("/ws/leaderboard/")
     assert connected
     assert await ws.receive_json_from(timeout=TIMEOUT) == {"event": "hello"}
@@ -41,7 +61,7 @@ async def test_leaderboard_group_message_reaches_an_anonymous_client(redis_clien
     await ws.disconnect()
 
 
-async def test_leaderboard_refuses_a_foreign_origin(redis_client):
+async def _leaderboard_refuses_a_foreign_origin(redis_client):
     ws = WebsocketCommunicator(
         URLRouter(websocket_urlpatterns), "/ws/leaderboard/", headers=[(b"origin", b"https://evil.example")]
     )
@@ -49,12 +69,12 @@ async def test_leaderboard_refuses_a_foreign_origin(redis_client):
     assert not connected
 
 
-async def test_tenant_socket_closes_4404_for_anonymous(personas, redis_client):
+async def _tenant_socket_closes_4404_for_anonymous(personas, redis_client):
     _, connected, code = await _connect("/ws/tenant/acme/")
     assert (connected, code) == (False, 4404)
 
 
-async def test_tenant_socket_closes_4404_for_another_tenants_owner(personas, redis_client):
+async def _tenant_socket_closes_4404_for_another_tenants_owner(personas, redis_client):
     cookie = await sync_to_async(_session_cookie)(personas.outsider)
     _, connected, code = await _connect("/ws/tenant/acme/", cookie)
     assert (connected, code) == (False, 4404)
@@ -62,7 +82,7 @@ async def test_tenant_socket_closes_4404_for_another_tenants_owner(personas, red
     assert (connected, code) == (False, 4404)
 
 
-async def test_member_receives_billing_updates_pushed_by_metering(personas, redis_client):
+async def _member_receives_billing_updates_pushed_by_metering(personas, redis_client):
     cookie = await sync_to_async(_session_cookie)(personas.developer)
     ws, connected, _ = await _connect("/ws/tenant/acme/", cookie)
     assert connected
@@ -73,3 +93,23 @@ async def test_member_receives_billing_updates_pushed_by_metering(personas, redi
     await get_channel_layer().group_send(tenant_group(personas.other_tenant.pk), {"type": "billing.update"})
     assert await ws.receive_nothing(timeout=0.3)  # another tenant's push never arrives here
     await ws.disconnect()
+
+
+def test_leaderboard_group_message_reaches_an_anonymous_client(redis_client):
+    in_own_loop(_leaderboard_group_message_reaches_an_anonymous_client, redis_client=redis_client)
+
+
+def test_leaderboard_refuses_a_foreign_origin(redis_client):
+    in_own_loop(_leaderboard_refuses_a_foreign_origin, redis_client=redis_client)
+
+
+def test_tenant_socket_closes_4404_for_anonymous(personas, redis_client):
+    in_own_loop(_tenant_socket_closes_4404_for_anonymous, personas=personas, redis_client=redis_client)
+
+
+def test_tenant_socket_closes_4404_for_another_tenants_owner(personas, redis_client):
+    in_own_loop(_tenant_socket_closes_4404_for_another_tenants_owner, personas=personas, redis_client=redis_client)
+
+
+def test_member_receives_billing_updates_pushed_by_metering(personas, redis_client):
+    in_own_loop(_member_receives_billing_updates_pushed_by_metering, personas=personas, redis_client=redis_client)

@@ -3,12 +3,16 @@
   "use strict";
   const tw = (window.tw = window.tw || {});
 
+  // Strings translated on the server ({% js_texts %} in base.html); %(name)s placeholders as in gettext.
+  const texts = JSON.parse((document.getElementById("tw-texts") || {}).textContent || "{}");
+  tw.t = (key, params) => String(texts[key] || key).replace(/%\((\w+)\)s/g, (_, name) => (params && name in params ? params[name] : ""));
+
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-copy]");
     if (!button) return;
     const source = document.getElementById(button.dataset.copy);
     const text = source ? (source.value || source.textContent).trim() : "";
-    const done = () => { const label = button.textContent; button.textContent = button.dataset.copied || "Copied"; setTimeout(() => (button.textContent = label), 1500); };
+    const done = () => { const label = button.textContent; button.textContent = button.dataset.copied || tw.t("copied"); setTimeout(() => (button.textContent = label), 1500); };
     if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, done);
     else { const area = document.createElement("textarea"); area.value = text; document.body.appendChild(area); area.select(); document.execCommand("copy"); area.remove(); done(); }
   });

@@ -78,8 +78,8 @@
       data: { datasets },
       options: {
         maintainAspectRatio: false, animation: false,
-        scales: { x: { title: { display: true, text: "TTFT p50 (ms)" }, beginAtZero: true }, y: { title: { display: true, text: "output tok/s" }, beginAtZero: true } },
-        plugins: { tooltip: { callbacks: { label: (ctx) => `${ctx.raw.label}: ${Math.round(ctx.raw.x)} ms, ${ctx.raw.y.toFixed(1)} tok/s` } } },
+        scales: { x: { title: { display: true, text: tw.t("ttft_p50_ms") }, beginAtZero: true }, y: { title: { display: true, text: tw.t("output_tps") }, beginAtZero: true } },
+        plugins: { tooltip: { callbacks: { label: (ctx) => `${ctx.raw.label}: ${Math.round(ctx.raw.x)} ms, ${ctx.raw.y.toFixed(1)} ${tw.t("tok_s")}` } } },
       },
     });
   }
@@ -96,7 +96,7 @@
     state.charts.trend = new Chart(canvas, {
       type: "line",
       data: { labels: data.labels || [], datasets },
-      options: { maintainAspectRatio: false, animation: false, scales: { y: { title: { display: true, text: "TTFT p50 (ms)" }, beginAtZero: true } }, plugins: { legend: { display: datasets.length <= 8 } } },
+      options: { maintainAspectRatio: false, animation: false, scales: { y: { title: { display: true, text: tw.t("ttft_p50_ms") }, beginAtZero: true } }, plugins: { legend: { display: datasets.length <= 8 } } },
     });
     document.querySelectorAll("[data-trend]").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.trend === window_)));
   }

@@ -26,7 +26,7 @@
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const key = keyInput.value.trim(), text = $("pg-input").value.trim();
-    if (!key) { showKeyError(keyInput.dataset.missing || "Paste an API key or create a playground key first."); keyInput.focus(); return; }
+    if (!key) { showKeyError(window.tw.t("key_missing")); keyInput.focus(); return; }
     if (!text) return;
     showKeyError("");
     history.push({ role: "user", content: text });
@@ -74,11 +74,11 @@
       }
       history.push({ role: "assistant", content: answer });
       $("pg-ttft").textContent = firstAt === null ? "—" : `${Math.round(firstAt - started)} ms`;
-      $("pg-usage").textContent = usage ? `${usage.prompt_tokens} in / ${usage.completion_tokens} out` : "—";
+      $("pg-usage").textContent = usage ? window.tw.t("tokens_in_out", { input: usage.prompt_tokens, output: usage.completion_tokens }) : "—";
       root.dataset.done = String(Number(root.dataset.done || 0) + 1);
     } catch (err) {
       out.classList.add("error");
-      out.textContent = err.name === "AbortError" ? (answer + " [stopped]") : `Error: ${err.message || err}`;
+      out.textContent = err.name === "AbortError" ? (answer + " " + window.tw.t("stopped")) : window.tw.t("error", { message: err.message || err });
       history.pop();
     } finally {
       send.disabled = false; stop.hidden = true; controller = null;
