@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import random
 import subprocess
@@ -44,8 +45,18 @@ from evaluation.wire.base import ChatRequest  # noqa: E402
 from sim.server import start_in_thread  # noqa: E402
 from tests.evaluation.sim_catalog import sim_offerings  # noqa: E402
 
-FIDELITY_SCALE = 0.25  # real = sim x 0.25: fast, yet loopback overhead stays far below 2% of a TTFT
-FIDELITY_SAMPLES = 400  # per offering; a median of a sigma-0.3 log-normal settles to ~2% at a few hundred
+# real = sim x 0.5: a 1k-input TTFT is >= 180 ms real and a stream >= 200 ms, so the fleet's
+# ~1 ms timer granularity (uvloop) and loopback/event-loop overhead stay well under 1%.
+FIDELITY_SCALE = 0.5
+# Probes per offering. The sample median of a log-normal TTFT (sigma 0.25-0.4) has a relative
+# standard error of 1.25 sigma / sqrt(n): 1.0-1.6% at 1000 (printed as the sampling band).
+FIDELITY_SAMPLES = 1000
+FIDELITY_ROUND = 500  # probes per offering between reads of /_sim/requests (it keeps 500 per provider)
+# Probe streams in flight over all offerings, shared in proportion to each offering's expected
+# probe duration so that all finish together. More than this loads the probing event loop
+# enough to delay first chunks by a few ms (measured: +3% TTFT at 144 in flight).
+FIDELITY_IN_FLIGHT = 80
+MEAN_OUTPUT_TOKENS = 92  # profiles' default output length, uniform 24..160
 FIDELITY_OFFERINGS = (
     ("openai", "gpt-4.1-mini"),
     ("anthropic", "claude-sonnet-4.5"),
@@ -86,36 +97,82 @@ async def _perf_samples(target, count: int, concurrency: int):
         return await asyncio.gather(*(one() for _ in range(count)))
 
 
+def _concurrency(profiles: list[dict]) -> list[int]:
+    """Streams in flight per offering: proportional to its probe's duration, below its capacity."""
+    durations = [p["expected"]["ttft_ms"] / 1000 + MEAN_OUTPUT_TOKENS / p["expected"]["tokens_per_s"] for p in profiles]
+    share = [FIDELITY_IN_FLIGHT * d / sum(durations) for d in durations]
+    return [max(1, min(round(c), p["perf"]["capacity"])) for c, p in zip(share, profiles, strict=True)]
+
+
+async def _fidelity_round(targets: list, count: int, concurrency: list[int]):
+    """One round of ``count`` probes for every target, all offerings at once (separate providers)."""
+    rounds = await asyncio.gather(*(_perf_samples(t, count, c) for t, c in zip(targets, concurrency, strict=True)))
+    return [[outcome for outcome, timed in results if timed is not None and outcome.ok] for results in rounds]
+
+
+def _sim_timings(base_url: str, provider: str, offering_key: str, limit: int) -> list[dict]:
+    """The fleet's per-request draws (ground truth of this sample) from /_sim/requests."""
+    entries = _get(f"{base_url}/_sim/requests?provider={provider}&limit={limit}")["requests"]
+    sims = [entry.get("sim") or {} for entry in entries]
+    return [sim["timing"] for sim in sims if sim.get("offering") == offering_key and "timing" in sim]
+
+
+def _pct(value: float, truth: float) -> str:
+    return f"{100 * (value / truth - 1):+.1f}%"
+
+
+def _fidelity_row(key, profile: dict, outcomes: list, draws: list[dict]) -> str:
+    """Measured medians vs the configured medians, the sampling band, and vs the fleet's own draws."""
+    perf = profile["perf"]
+    n = len(outcomes)
+    ttft = median([o.ttft_ms / FIDELITY_SCALE for o in outcomes])
+    tps = median([o.tps * FIDELITY_SCALE for o in outcomes if o.tps])
+    uncached = median([o.input_tokens - o.cached_tokens for o in outcomes])
+    ttft_conf = profile["expected"]["ttft_ms"] + perf["prefill_ms_per_1k"] * uncached / 1000
+    tps_conf = profile["expected"]["tokens_per_s"]
+    ttft_band = 196 * 1.2533 * perf["ttft_sigma"] / math.sqrt(n)  # 95% band of a sample median, in %
+    tps_band = 196 * 1.2533 * 0.5 * perf["jitter"] / math.sqrt(n)
+    ttft_drawn = median([d["ttft_ms"] for d in draws])
+    tps_drawn = median([d["tokens_per_s"] for d in draws])
+    return (
+        f"| {key[0]}/{key[1]} | {n} | {ttft_conf:.0f} | {ttft:.0f} | {_pct(ttft, ttft_conf)} | ±{ttft_band:.1f}% "
+        f"| {_pct(ttft, ttft_drawn)} | {tps_conf:.1f} | {tps:.1f} | {_pct(tps, tps_conf)} | ±{tps_band:.1f}% "
+        f"| {_pct(tps, tps_drawn)} |"
+    )
+
+
 def fidelity() -> None:
     print("\n## Fidelity: measured vs configured (sim time), 1k-input streaming probes")
     print(
-        f"reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only fidelity   (time scale {FIDELITY_SCALE}, {FIDELITY_SAMPLES} probes/offering)"
+        f"reproduce: PYTHONPATH=.:platform .venv/bin/python -m bench.eval_bench --only fidelity   (fleet in its own process, time scale {FIDELITY_SCALE}, {FIDELITY_SAMPLES} probes/offering, {FIDELITY_IN_FLIGHT} in flight)"
     )
-    handle = start_in_thread(seed=11, time_scale=FIDELITY_SCALE)
+    fleet, base_url = _spawn_fleet("--seed", "11", "--time-scale", str(FIDELITY_SCALE))
     try:
-        _post(f"{handle.base_url}/_sim/clock", {"hour": CLEAN_HOUR})
-        profiles = _get(f"{handle.base_url}/_sim/profiles")["providers"]
-        targets = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
+        _post(f"{base_url}/_sim/clock", {"hour": CLEAN_HOUR})
+        for provider, model in FIDELITY_OFFERINGS:  # speed probes, not rate-limit probes: lift RPM/TPM
+            _post(f"{base_url}/_sim/limits", {"provider": provider, "model": model, "rpm": None, "tpm": None})
+        profiles = _get(f"{base_url}/_sim/profiles")["providers"]
+        chosen = [profiles[provider]["offerings"][model] for provider, model in FIDELITY_OFFERINGS]
+        concurrency = _concurrency(chosen)
+        by_key = {(o.provider, o.model): o for o in sim_offerings(base_url)}
+        targets = [by_key[key] for key in FIDELITY_OFFERINGS]
+        outcomes: list[list] = [[] for _ in targets]
+        draws: list[list[dict]] = [[] for _ in targets]
+        for _ in range(FIDELITY_SAMPLES // FIDELITY_ROUND):
+            for index, ok in enumerate(asyncio.run(_fidelity_round(targets, FIDELITY_ROUND, concurrency))):
+                outcomes[index] += ok
+                draws[index] += _sim_timings(base_url, targets[index].provider, chosen[index]["key"], FIDELITY_ROUND)
         print(
-            "| offering | n | TTFT p50 measured ms | TTFT expected ms | err | tok/s measured | tok/s configured | err |"
+            "| offering | n | TTFT ms configured | measured | err | 95% sampling band | err vs fleet draws "
+            "| tok/s configured | measured | err | 95% sampling band | err vs fleet draws |"
         )
-        print("|---|---|---|---|---|---|---|---|")
-        for key in FIDELITY_OFFERINGS:
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for index, key in enumerate(FIDELITY_OFFERINGS):
             profile = profiles[key[0]]["offerings"][key[1]]
-            results = asyncio.run(_perf_samples(targets[key], FIDELITY_SAMPLES, 16))
-            ok = [(o, t) for o, t in results if t is not None and o.ok]
-            ttft = median([o.ttft_ms / FIDELITY_SCALE for o, _ in ok])
-            tps = median([o.tps * FIDELITY_SCALE for o, _ in ok if o.tps])
-            perf = profile["perf"]
-            prefill = perf["prefill_ms_per_1k"] * median([o.input_tokens for o, _ in ok]) / 1000
-            # the fleet sends the first text chunk after generating it: one chunk's worth of tokens at the configured speed
-            first_chunk_ms = median([max(1, len(t.first_text) // 4) for _, t in ok]) / perf["tokens_per_s"] * 1000
-            expected_ttft = perf["ttft_ms"] + prefill + first_chunk_ms
-            print(
-                f"| {key[0]}/{key[1]} | {len(ok)} | {ttft:.0f} | {expected_ttft:.0f} | {100 * (ttft / expected_ttft - 1):+.1f}% | {tps:.1f} | {perf['tokens_per_s']:.1f} | {100 * (tps / perf['tokens_per_s'] - 1):+.1f}% |"
-            )
+            print(_fidelity_row(key, profile, outcomes[index], draws[index]))
     finally:
-        handle.stop()
+        fleet.terminate()
+        fleet.wait(10)
 
 
 def _series_probe(handle, target, rounds: int, sim_step_s: float, scale: float):
@@ -247,15 +304,9 @@ def scale(offerings: int = 1000, regions: int = 4) -> None:
     print(
         "reproduce: PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only scale   (fleet in its own process, zero latency)"
     )
-    port = _free_port()
-    fleet = subprocess.Popen(
-        [sys.executable, "-m", "sim", "--port", str(port), "--zero-latency"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    fleet, base_url = _spawn_fleet("--zero-latency")
     try:
-        _wait(f"http://127.0.0.1:{port}/_sim/health")
-        base = sim_offerings(f"http://127.0.0.1:{port}")
+        base = sim_offerings(base_url)
         honest = [o for o in base if o.provider not in ("bargain-cloud",)]
         synthetic = {i: replace(honest[i % len(honest)], offering_id=i) for i in range(1, offerings + 1)}
         jobs = [Job(i, "performance") for i in synthetic for _ in range(regions)]
@@ -284,6 +335,17 @@ def scale(offerings: int = 1000, regions: int = 4) -> None:
     finally:
         fleet.terminate()
         fleet.wait(10)
+
+
+def _spawn_fleet(*flags: str) -> tuple[subprocess.Popen, str]:
+    """The fleet in its own process (its own core and GIL), as `python -m sim` runs it."""
+    port = _free_port()
+    fleet = subprocess.Popen(
+        [sys.executable, "-m", "sim", "--port", str(port), *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    _wait(f"{base_url}/_sim/health")
+    return fleet, base_url
 
 
 def _free_port() -> int:

@@ -6,12 +6,13 @@ import dataclasses
 from typing import Any
 
 from sim.fleet import Fleet, Offering, Provider
-from sim.perf import active_incidents
+from sim.perf import active_incidents, expected
 
 
 def offering_view(fleet: Fleet, offering: Offering) -> dict[str, Any]:
     spec, profile = offering.spec, offering.profile
     return {
+        "key": offering.key,
         "provider": spec.provider,
         "model": spec.model,
         "upstream_model": spec.upstream_model,
@@ -30,6 +31,7 @@ def offering_view(fleet: Fleet, offering: Offering) -> dict[str, Any]:
         "published_prices": dataclasses.asdict(spec.prices),
         "billed_prices": dataclasses.asdict(offering.billed),
         "perf": dataclasses.asdict(profile.perf),
+        "expected": expected(profile, fleet.clock),
         "cache": dataclasses.asdict(profile.cache),
         "faults": dict(profile.faults),
         "stall_s": profile.stall_s,

@@ -65,3 +65,16 @@ def test_clock_drives_daily_drift(sim, http):
 
 def test_unknown_provider_is_404(http):
     assert http.post("/nope/v1/chat/completions", json={"model": "x", "messages": []}).status_code == 404
+
+
+def test_requests_log_serialises_any_header_bytes(sim, http):
+    # /_sim/requests used to answer 500: header names are multidict.istr (orjson: "Dict key must be
+    # str") and non-UTF-8 header bytes came back surrogate-escaped ("surrogates not allowed")
+    raw = b'{"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]}'
+    headers = {"content-type": "application/json", "X-Mixed-Case": "1", "x-latin": "d\u00e9j\u00e0".encode("latin-1")}
+    http.post("/openai/v1/chat/completions", content=raw, headers=headers)
+    response = http.get("/_sim/requests", params={"limit": 5})
+    assert response.status_code == 200, response.text
+    entry = response.json()["requests"][0]
+    assert entry["headers"]["x-latin"] == "d\ufffdj\ufffd"
+    assert all(type(name) is str for name in sim.fleet.log.last("openai", 1)[0]["headers"])
