@@ -58,13 +58,20 @@ class Call:
         """What this call costs now: zero unless an offering produced something."""
         if self.offering is None or not (self.complete or self.delivered):
             return Bill(Tokens(), "provider", tuple(self.extra_flags), 0, 0)
-        tokens, source, flags = self.tracker.tokens(self.offering, complete=self.complete)
+        return self._bill(complete=self.complete)
+
+    def _bill(self, *, complete: bool) -> Bill:
+        assert self.offering is not None
+        tokens, source, flags = self.tracker.tokens(self.offering, complete=complete)
         cost = cost_micros(tokens, self.offering.prices)
         charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
         return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge)
 
     def usage_for_client(self) -> dict[str, object]:
-        bill = self.bill()
+        """The usage object the caller sees, built when the provider's usage has just arrived."""
+        if self.offering is None:
+            return self.dialect.usage(Tokens(), 0.0, estimated=True)
+        bill = self._bill(complete=True)
         return self.dialect.usage(bill.tokens, bill.charge_usd, estimated=bill.source == "estimated")
 
     def provenance(self) -> list[tuple[bytes, bytes]]:

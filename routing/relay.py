@@ -22,6 +22,8 @@ from routing.translate.stream_base import StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.wire.sse import SseSplitter
 
+TIMER_SLACK_S = 0.25  # idle-gap precision traded for fewer timer re-arms on the hot path
+
 
 def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
     payload = call.usage_for_client
@@ -80,26 +82,43 @@ def _caller_body(call: Call, upstream: dict[str, Any]) -> dict[str, Any]:
 async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float, deadline: float) -> None:
     assert call.offering is not None
     converter = converter_for(call, call.offering.dialect)
-    splitter = SseSplitter()
     await start_stream(send, call.provenance())
     call.status, call.http_status = "ok", 200
-    chunk = opened.first
     try:
+        await _pump(call, opened, converter, send, idle_s=idle_s, deadline=deadline)
+    except ATTEMPT_ERRORS as exc:
+        await _fail_in_band(call, send, _mid_stream_error(exc))
+        return
+    finally:
+        if converter.done:
+            opened.response.release()
+        else:
+            opened.response.close()
+    await _finish(call, converter, send)
+
+
+async def _pump(
+    call: Call, opened: Opened, converter: StreamConverter, send: Send, *, idle_s: float, deadline: float
+) -> None:
+    """Forward until the upstream's terminal event or EOF. One timer for the whole stream, moved
+    forward at most every ``TIMER_SLACK_S``: the idle gap is enforced within that slack, and the
+    deadline exactly, without a timer allocation per chunk."""
+    splitter = SseSplitter()
+    loop = asyncio.get_running_loop()
+    chunk = opened.first
+    async with asyncio.timeout(None) as timer:
         while chunk:
             out = b"".join([converter.feed(event) for event in splitter.feed(chunk)])
             if out:
                 await send_chunk(send, out)
                 call.delivered = True
             if converter.done:
-                break
-            async with asyncio.timeout(min(idle_s, deadline - time.monotonic())):
-                chunk = await opened.response.content.readany()
-    except ATTEMPT_ERRORS as exc:
-        await _fail_in_band(call, send, _mid_stream_error(exc))
-        return
-    finally:
-        opened.response.close() if not converter.done else opened.response.release()
-    await _finish(call, converter, send)
+                return
+            now = loop.time()
+            expiry = timer.when()
+            if expiry is None or expiry - now < idle_s - TIMER_SLACK_S:
+                timer.reschedule(now + min(idle_s, deadline - time.monotonic()))
+            chunk = await opened.response.content.readany()
 
 
 async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:

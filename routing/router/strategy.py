@@ -3,6 +3,8 @@ blends declared prices, the evaluation StatsSnapshot and live gateway signals.""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -11,7 +13,7 @@ from routing.failover.health import OfferingHealth
 
 DEFAULT_TTFT_MS = 800.0  # assumed until evaluation or live traffic has measured an offering
 DEFAULT_TPS = 50.0
-AFFINITY_BONUS = 0.6  # how much worse (in score units) a cached offering may be and still win
+AFFINITY_BONUS = 0.6  # score units (≈ 1.5 price doublings in balanced mode) a cached offering may trail by
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +59,20 @@ class Strategy(Protocol):
     def rank(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Signals]: ...
 
 
-# Weights per mode over (relative price, relative latency, relative slowness, 1 - quality).
+# Weights per mode over (price doublings, latency doublings, slowness doublings, quality gap × 10):
+# every term is a log2 ratio to the best candidate, so 0.1 of quality weighs like one doubling.
 MODE_WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     "balanced": (0.4, 0.3, 0.1, 0.2),
     "cost": (1.0, 0.1, 0.0, 0.0),
     "performance": (0.1, 0.6, 0.3, 0.0),
     "quality": (0.15, 0.1, 0.0, 1.0),
 }
-RELIABILITY_WEIGHT = 3.0
+QUALITY_SCALE = 10.0
+RELIABILITY_WEIGHT = 3.0  # unreliability 0..2 -> up to six doublings
+
+
+def _doublings(value: float, best: float) -> float:
+    return math.log2(max(value, 1e-9) / max(best, 1e-9))
 
 
 class DefaultScorer:
@@ -75,20 +83,26 @@ class DefaultScorer:
             return sorted(signals, key=_SORT_KEYS[sort])
         if len(signals) < 2:
             return signals
-        best_cost = min(s.expected_cost for s in signals) or 1.0
-        best_ttft = min(s.ttft_ms for s in signals) or 1.0
-        best_tps = max(s.tps for s in signals) or 1.0
+        best_cost = min(s.expected_cost for s in signals)
+        best_ttft = min(s.ttft_ms for s in signals)
+        best_tps = max(s.tps for s in signals)
+        best_quality = max(s.quality for s in signals)
         weights = MODE_WEIGHTS.get(mode, MODE_WEIGHTS["balanced"])
 
         def score(s: Signals) -> float:
-            terms = (s.expected_cost / best_cost, s.ttft_ms / best_ttft, best_tps / s.tps, 1 - s.quality)
+            terms = (
+                _doublings(s.expected_cost, best_cost),
+                _doublings(s.ttft_ms, best_ttft),
+                _doublings(best_tps, s.tps),
+                (best_quality - s.quality) * QUALITY_SCALE,
+            )
             value = sum(w * t for w, t in zip(weights, terms, strict=True)) + RELIABILITY_WEIGHT * s.unreliability
             return value - (AFFINITY_BONUS if s.offering.offering_id == affinity else 0.0)
 
         return sorted(signals, key=score)
 
 
-_SORT_KEYS = {
+_SORT_KEYS: dict[str, Callable[[Signals], float]] = {
     "price": lambda s: s.expected_cost,
     "latency": lambda s: s.ttft_ms,
     "throughput": lambda s: -s.tps,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(slots=True)
@@ -17,27 +17,29 @@ class SseSplitter:
     """Feed raw chunks, get complete events; tolerant of \\r\\n and of events split across chunks."""
 
     _buffer: bytes = b""
-    _events: list[SseEvent] = field(default_factory=list)
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        buffer = self._buffer + chunk
+        buffer = self._buffer + chunk if self._buffer else chunk
         if b"\r" in buffer:
             buffer = buffer.replace(b"\r\n", b"\n")
-        events: list[SseEvent] = []
-        start = 0
-        while True:
-            end = buffer.find(b"\n\n", start)
-            if end < 0:
-                break
-            event = parse_event(buffer[start : end + 2])
+        parts = buffer.split(b"\n\n")
+        self._buffer = parts.pop()
+        events = []
+        for part in parts:
+            event = _single_data_line(part) or parse_event(part + b"\n\n")
             if event is not None:
                 events.append(event)
-            start = end + 2
-        self._buffer = buffer[start:]
         return events
 
     def rest(self) -> bytes:
         return self._buffer
+
+
+def _single_data_line(part: bytes) -> SseEvent | None:
+    """Fast path for the common ``data: {...}`` event (one line, no event name)."""
+    if part.startswith(b"data: ") and b"\n" not in part:
+        return SseEvent(None, part[6:], part + b"\n\n")
+    return None
 
 
 def parse_event(raw: bytes) -> SseEvent | None:

@@ -83,13 +83,14 @@ def test_concurrency_lease_limits_parallel_requests_and_is_released(gateway, sim
         target=lambda: results.append(_chat(gateway, t.key, max_tokens=150, stream=True).status_code)
     )
     slow.start()
-    time.sleep(0.05)
+    lease = rk.concurrency(t.record.tenant_id, f"key:{t.record.key_id}")
+    _until(lambda: redis_client.zcard(lease) == 1, timeout=3)
     refused = _chat(gateway, t.key)
     slow.join()
     assert refused.status_code == 429 and refused.json()["error"]["code"] == "key_concurrency_limited"
     assert results == [200]
     assert _chat(gateway, t.key).status_code == 200  # the lease was released
-    assert redis_client.zcard(rk.concurrency(t.record.tenant_id, f"key:{t.record.key_id}")) == 0
+    assert redis_client.zcard(lease) == 0
 
 
 def test_hold_is_taken_then_settled_to_the_actual_charge(gateway, tenant):

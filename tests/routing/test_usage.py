@@ -109,3 +109,17 @@ def test_absurd_numbers_are_clamped_and_flagged():
 def test_usage_dialects_normalise(dialect, usage, expected):
     tokens, flags = to_tokens(read_counts(dialect, usage), cached_in_input=dialect != "anthropic", ceiling=10**6)
     assert tokens == expected and flags == ()
+
+
+def test_usage_event_serialisation_matches_the_contract():
+    import orjson
+
+    from contracts.usage import UsageEvent
+
+    event = UsageEvent(
+        request_id="r", tenant_id=1, key_id=2, model="m", offering_id=3, provider="p", region="beijing", route_mode="cost",
+        route_reason="cost:score", tokens=Tokens(1, 2, 3, 4, 5, 1), usage_source="provider", prices=Prices(1, 2, 3),
+        cost_micros=9, charge_micros=10, status="ok", http_status=200, stream=True, flags=("clamped_negative",),
+    )  # fmt: skip
+    assert orjson.dumps(event) == event.to_json()
+    assert UsageEvent.from_json(orjson.dumps(event)) == event
