@@ -42,7 +42,7 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
 def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Redis) -> ServerThread:
     """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
     publish_catalog(redis_client, catalog_from_sim(sim.provider_url))
-    gateway_server.server.config.app.gateway.health.reset()
+    gateway_server.gateway.health.reset()
     httpx.post(f"{sim.base_url}/_sim/reset")
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
     _wait_catalog(gateway_server)
@@ -52,7 +52,7 @@ def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Re
 def _wait_catalog(server: ServerThread) -> None:
     import time
 
-    gw = server.server.config.app.gateway
+    gw = server.gateway
     deadline = time.monotonic() + 2
     while not gw.catalog.by_model and time.monotonic() < deadline:
         time.sleep(0.01)

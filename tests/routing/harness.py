@@ -31,6 +31,7 @@ class ServerThread:
     """Any ASGI app under uvicorn in a daemon thread, with lifespan."""
 
     def __init__(self, app: Any, port: int | None = None) -> None:
+        self.app = app
         self.port = port or free_port()
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, lifespan="on", log_level="warning", loop="asyncio"
@@ -45,13 +46,18 @@ class ServerThread:
             time.sleep(0.02)
         self.base_url = f"http://127.0.0.1:{self.port}"
 
+    @property
+    def gateway(self) -> Any:
+        """The app's long-lived parts (routing.gateway.Gateway): health board, caches, ..."""
+        return self.app.gateway
+
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
 
 
 def catalog_from_sim(provider_url: Any) -> CatalogSnapshot:
-    offerings = []
+    offerings: list[OfferingSnapshot] = []
     for provider in load_catalog().values():
         for spec in provider.offerings:
             offerings.append(
@@ -113,7 +119,8 @@ class Tenant:
     def events(self) -> list[dict[str, Any]]:
         import orjson
 
-        return [orjson.loads(fields[b"e"]) for _, fields in self.client.xrange(rk.USAGE_STREAM)]
+        entries: Any = self.client.xrange(rk.USAGE_STREAM)
+        return [orjson.loads(fields[b"e"]) for _, fields in entries]
 
     def wait_events(self, n: int = 1, timeout: float = 3.0) -> list[dict[str, Any]]:
         """Events are written right after the response; wait until ``n`` are in the stream."""
