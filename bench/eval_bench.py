@@ -1,9 +1,10 @@
 """Evaluation fidelity and scale against the simulated fleet.
 
-    PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py            # all sections
-    PYTHONPATH=.:platform .venv/bin/python bench/eval_bench.py --only scale
+    PYTHONPATH=.:platform .venv/bin/python -m tokenway.devstack test -- .venv/bin/python -m bench.eval_bench
+    PYTHONPATH=.:platform .venv/bin/python -m bench.eval_bench --only scale     # one section (~3.5 min for all)
 
-Sections: fidelity (measured vs configured TTFT and tokens/s), incidents (injected vs
+Sections: fidelity (measured vs configured TTFT and tokens/s, and vs the fleet's own
+per-request draws, which separates measurement error from sampling error), incidents (injected vs
 detected, in simulated minutes), dishonesty (flags vs the fleet's dishonesty knobs),
 scale (probes/minute, CPU, memory for 1,000 offerings x 4 regions every 5 minutes).
 No database is needed: probes run through the real runner, statistics through the

@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 MAX_REROUTES = 1
 
 
-@shared_task(name="evaluation.probes_dispatch", ignore_result=True)  # type: ignore[untyped-decorator]
+@shared_task(name="evaluation.probes_dispatch", ignore_result=True)
 def probes_dispatch() -> int:
     return dispatch_service()
 
@@ -32,7 +32,7 @@ def _misrouted(task: Task, region: str) -> bool:
     return region != here or (routing_key is not None and routing_key != queue_for(region))
 
 
-@shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)  # type: ignore[untyped-decorator]
+@shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)
 def probe_batch(self: Task, region: str, jobs: list[list[Any]], reroutes: int = 0) -> dict[str, Any]:
     """Run one batch of probes from this worker's region; refuse batches meant for another region."""
     if _misrouted(self, region):
@@ -54,7 +54,7 @@ REFRESH_LOCK_KEY = "tw:eval:refresh:lock"
 REFRESH_LOCK_S = 55
 
 
-@shared_task(name="evaluation.stats_refresh", ignore_result=True)  # type: ignore[untyped-decorator]
+@shared_task(name="evaluation.stats_refresh", ignore_result=True)
 def stats_refresh() -> int | None:
     from evaluation.services.refresh import stats_refresh as refresh_service
     from tokenway.redis_client import get_redis
@@ -68,7 +68,7 @@ def stats_refresh() -> int | None:
         client.delete(REFRESH_LOCK_KEY)
 
 
-@shared_task(name="evaluation.probe_results_prune", ignore_result=True)  # type: ignore[untyped-decorator]
+@shared_task(name="evaluation.probe_results_prune", ignore_result=True)
 def probe_results_prune() -> int:
     from evaluation.services.retention import probe_results_prune as prune_service
 

@@ -20,7 +20,7 @@ def foreign_probe_queues(queue_names: list[str], region: str) -> list[str]:
     return [name for name in queue_names if name.startswith("probes.") and name != f"probes.{region}"]
 
 
-@worker_ready.connect  # type: ignore[untyped-decorator]
+@worker_ready.connect
 def _drop_foreign_probe_queues(sender: Any = None, **_: Any) -> None:
     consumer = sender
     if consumer is None or getattr(consumer, "task_consumer", None) is None:

@@ -59,7 +59,7 @@ def snapshot_publish(*, client: redis.Redis, snapshot: StatsSnapshot) -> int:
     for _ in range(MAX_ATTEMPTS):
         with client.pipeline(transaction=True) as pipe:
             try:
-                pipe.watch(redis_keys.STATS_VERSION)  # type: ignore[no-untyped-call]
+                pipe.watch(redis_keys.STATS_VERSION)
                 version = int(pipe.get(redis_keys.STATS_VERSION) or 0) + 1
                 document = replace(snapshot, version=version).to_json()
                 pipe.multi()
