@@ -65,7 +65,14 @@ def openai_for(body: Body, offering: OfferingSnapshot) -> Body:
     return out
 
 
+def _clamp_max_tokens(body: Body, offering: OfferingSnapshot) -> Body:
+    """Agents ask for more output than some offerings allow; routing accepted the offering, so lower it."""
+    over = [k for k in ("max_tokens", "max_completion_tokens") if isinstance(body.get(k), int) and body[k] > offering.max_output]
+    return {**body, **dict.fromkeys(over, offering.max_output)} if over else body
+
+
 def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
+    body = _clamp_max_tokens(body, offering)
     if caller == "anthropic":
         clean = anthropic_for(body, offering)
         if offering.dialect == "anthropic":

@@ -88,7 +88,7 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     )  # fmt: skip
     call.route_reason = route.reason
     hold = max(_worst_case(o, view, call) for o in route.offerings)
-    reserve = view.input_estimate + (view.max_tokens or max(o.max_output for o in route.offerings))
+    reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gw.config.deadline_s + gw.config.hold_grace_s
     call.admission = await admit(gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime)
     await gw.exchanger.run(call, route.offerings, send)
@@ -96,7 +96,7 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
 
 def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
     """Tenant charge if the whole input estimate is uncached and every allowed output token is used."""
-    tokens = Tokens(input_uncached=view.input_estimate, output=view.max_tokens or offering.max_output)
+    tokens = Tokens(input_uncached=view.input_estimate, output=min(view.max_tokens or offering.max_output, offering.max_output))
     cost = cost_micros(tokens, offering.prices)
     return charge_micros(
         cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok

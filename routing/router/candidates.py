@@ -20,10 +20,15 @@ class Need:
     params: frozenset[str]
 
 
-def fits(offering: OfferingSnapshot, need: Need, prefs: ProviderPrefs) -> bool:
-    if need.max_tokens is not None and need.max_tokens > offering.max_output:
-        return False
-    if need.input_estimate + (need.max_tokens or 0) > offering.context_window:
+def fits(offering: OfferingSnapshot, need: Need, prefs: ProviderPrefs, *, clamp_output: bool = False) -> bool:
+    """Context, output limit and parameters. With ``clamp_output`` a smaller output limit is
+    accepted (the forwarded max_tokens is lowered to it, as agents ask for 32k+ by default)."""
+    max_tokens = need.max_tokens
+    if max_tokens is not None and max_tokens > offering.max_output:
+        if not clamp_output:
+            return False
+        max_tokens = offering.max_output
+    if need.input_estimate + (max_tokens or 0) > offering.context_window:
         return False
     required = need.params if prefs.require_parameters else need.params & ALWAYS_REQUIRED
     return required.issubset(offering.parameters)
@@ -53,9 +58,10 @@ def candidates(
     pool = [o for o in offerings if allowed(o, record, prefs)]
     if not pool:
         return [], "provider_not_allowed"
-    pool = [o for o in pool if fits(o, need, prefs)]
-    if not pool:
+    fitting = [o for o in pool if fits(o, need, prefs)] or [o for o in pool if fits(o, need, prefs, clamp_output=True)]
+    if not fitting:
         return [], "no_offering_fits"
+    pool = fitting
     pool = [o for o in pool if within_price(o, prefs)]
     if not pool:
         return [], "over_max_price"

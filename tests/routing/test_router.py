@@ -76,7 +76,8 @@ def test_candidates_respect_context_output_params_tenant_prefs_and_breaker():
         prefix="p",
         tenant_routing=RoutingPrefs(blocked_providers=("d",)),
     )
-    assert candidates(offerings, blocked, need, ProviderPrefs(), health) == ([], "no_offering_fits")
+    # nothing fits the requested output: the offering with a smaller output limit is used, clamped
+    assert [o.provider for o in candidates(offerings, blocked, need, ProviderPrefs(), health)[0]] == ["c"]
     health.failure(4)
     assert candidates(offerings, RECORD, need, ProviderPrefs(), health) == ([], "all_cooling_down")
 

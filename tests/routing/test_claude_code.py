@@ -1,0 +1,63 @@
+"""Claude Code (the real CLI, from npm) through the gateway: ``claude -p`` then ``--continue``,
+served by an OpenAI-dialect provider (translation), with the billing block stripped and the
+second turn's forwarded prompt extending the first's byte for byte."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.routing.conftest import sim_requests
+
+TOOLS = Path(__file__).resolve().parents[1] / ".tools"
+CLAUDE = TOOLS / "node_modules" / ".bin" / "claude"
+PACKAGE = "@anthropic-ai/claude-code"
+
+
+def _claude_cli() -> Path:
+    if CLAUDE.exists():
+        return CLAUDE
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed: cannot install the Claude Code CLI for the end-to-end test")
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
+                       check=True, capture_output=True, timeout=240)  # fmt: skip
+    except (subprocess.SubprocessError, OSError) as exc:
+        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): Claude Code end-to-end test skipped")
+    return CLAUDE
+
+
+def test_claude_code_print_then_continue_through_the_gateway(gateway, sim, tenant, tmp_path):
+    claude = _claude_cli()
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    model = "deepseek-v4-flash"
+    env = {
+        **os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": gateway.base_url, "ANTHROPIC_API_KEY": tenant.key,
+        "ANTHROPIC_MODEL": model, "ANTHROPIC_SMALL_FAST_MODEL": model, "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+    }  # fmt: skip
+    for args in (["-p", "Say hello in five words."], ["-p", "Now say goodbye.", "--continue"]):
+        result = subprocess.run([str(claude), *args, "--tools", "", "--max-turns", "2"],
+                                env=env, cwd=work, capture_output=True, text=True, timeout=180)  # fmt: skip
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert result.stdout.strip()
+    received = sorted(
+        sim_requests(sim, "deepseek", 10) + sim_requests(sim, "deepseek-anthropic", 10), key=lambda r: r["timestamp"]
+    )
+    assert len(received) >= 2
+    assert all("x-anthropic-billing-header" not in r["body"] for r in received)
+    first, last = received[0], received[-1]
+    events = tenant.wait_events(2)
+    if all(e["attempts"] == 1 for e in events):  # a random provider fault may legitimately fail over
+        assert first["provider"] == last["provider"]  # cache affinity kept the conversation on one offering
+        assert orjson.dumps(last["json"]["messages"]).startswith(orjson.dumps(first["json"]["messages"])[:-1])
+    assert [e["status"] for e in events] == ["ok"] * len(events)
+    assert all(e["dialect_in"] == "anthropic" for e in events)
