@@ -92,3 +92,10 @@ def catalog_fixture(db, redis_client):
         (FIXTURES / "small.yaml").read_text(), filename="small.yaml", sim_base_url=settings.SIM_BASE_URL
     )
     return catalog_apply(spec=spec, publish=False)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Browser tests run last: Playwright's sync API keeps an event loop running in the main
+    thread for the whole browser session, which would break every later test that runs its own loop."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
