@@ -331,8 +331,8 @@ def start_target(name: str, mock_port: int, stack: contextlib.ExitStack, workdir
     port = free_port()
     starters: dict[str, Callable[[], Target]] = {
         "direct": lambda: Target("direct", f"http://127.0.0.1:{mock_port}/v1/chat/completions"),
-        "tokenway": lambda: _tokenway(port, mock_port, stack, workdir, "granian"),
-        "tokenway-uvicorn": lambda: _tokenway(port, mock_port, stack, workdir, "uvicorn"),
+        "tokenway": lambda: _tokenway(port, mock_port, stack, workdir, "uvicorn"),
+        "tokenway-granian": lambda: _tokenway(port, mock_port, stack, workdir, "granian"),
         "python-passthrough": lambda: _passthrough(port, mock_port, stack, workdir),
         "litellm": lambda: _litellm(port, mock_port, stack, workdir),
         "portkey": lambda: _portkey(port, mock_port, stack, workdir),
@@ -362,7 +362,7 @@ def _tokenway(port: int, mock_port: int, stack: contextlib.ExitStack, workdir: P
             log=log,
         )
     )
-    name = "tokenway" if server == "granian" else "tokenway-uvicorn"
+    name = "tokenway" if server == "uvicorn" else f"tokenway-{server}"
     target = Target(name, f"http://127.0.0.1:{port}/v1/chat/completions", {"authorization": f"Bearer {key}"})
     return _started(target, proc, port, 20, log)
 
@@ -466,7 +466,7 @@ def table(targets: list[Target]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each load step")
-    parser.add_argument("--only", default="direct,tokenway,tokenway-uvicorn,python-passthrough,litellm,portkey")
+    parser.add_argument("--only", default="direct,tokenway,tokenway-granian,python-passthrough,litellm,portkey")
     args = parser.parse_args(argv)
     if not shutil.which("wrk"):
         print("gateway_bench: wrk is not installed (apt-get install wrk); nothing measured")

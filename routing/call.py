@@ -48,6 +48,7 @@ class Call:
     http_status: int = 0
     complete: bool = False  # the upstream's answer arrived whole
     delivered: bool = False  # some of it reached the client
+    response_started: bool = False  # http.response.start was sent: errors must go in-band
     client_gone: bool = False
     ttft_ms: float | None = None
     extra_flags: list[str] = field(default_factory=list)

@@ -67,7 +67,11 @@ def openai_for(body: Body, offering: OfferingSnapshot) -> Body:
 
 def _clamp_max_tokens(body: Body, offering: OfferingSnapshot) -> Body:
     """Agents ask for more output than some offerings allow; routing accepted the offering, so lower it."""
-    over = [k for k in ("max_tokens", "max_completion_tokens") if isinstance(body.get(k), int) and body[k] > offering.max_output]
+    over = [
+        k
+        for k in ("max_tokens", "max_completion_tokens")
+        if isinstance(body.get(k), int) and body[k] > offering.max_output
+    ]
     return {**body, **dict.fromkeys(over, offering.max_output)} if over else body
 
 

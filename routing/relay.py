@@ -53,6 +53,7 @@ async def relay_json(call: Call, opened: Opened, send: Send) -> None:
     call.complete = True
     body = _caller_body(call, upstream)
     call.status, call.http_status = "ok", 200
+    call.response_started = True
     await respond(send, 200, orjson.dumps(body), call.provenance())
     call.delivered = True
 
@@ -82,6 +83,7 @@ def _caller_body(call: Call, upstream: dict[str, Any]) -> dict[str, Any]:
 async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float, deadline: float) -> None:
     assert call.offering is not None
     converter = converter_for(call, call.offering.dialect)
+    call.response_started = True
     await start_stream(send, call.provenance())
     call.status, call.http_status = "ok", 200
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from contracts.pricing import charge_micros
 from contracts.snapshot import OfferingSnapshot
@@ -21,6 +22,8 @@ from routing.router.route import check_model_scope, plan, route_mode
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
+
+log = logging.getLogger("routing.completions")
 
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
@@ -54,13 +57,20 @@ async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
         task.uncancel()
         call.status = "client_cancelled"
     except GatewayError as err:
-        call.http_status = err.status
-        if call.offering is None or not call.delivered:
-            call.status = "upstream_error" if call.attempts else "failed"
-            await send_error(send, call.dialect, err, call.request_id)
+        await _refuse(call, send, err)
+    except Exception:  # a bug must not strand the hold or the lease: logged, answered, accounted
+        log.exception("request %s failed", call.request_id)
+        await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
     finally:
         watcher.cancel()
     await account(gw, call)
+
+
+async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
+    call.http_status = err.status
+    call.status = "upstream_error" if call.attempts else "failed"
+    if not call.response_started:
+        await send_error(send, call.dialect, err, call.request_id)
 
 
 async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[None]) -> None:
@@ -96,7 +106,9 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
 
 def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
     """Tenant charge if the whole input estimate is uncached and every allowed output token is used."""
-    tokens = Tokens(input_uncached=view.input_estimate, output=min(view.max_tokens or offering.max_output, offering.max_output))
+    tokens = Tokens(
+        input_uncached=view.input_estimate, output=min(view.max_tokens or offering.max_output, offering.max_output)
+    )
     cost = cost_micros(tokens, offering.prices)
     return charge_micros(
         cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok

@@ -66,8 +66,11 @@ def plan(
         raise unknown_model(model)
     pool, why = candidates(offerings, record, need, prefs, health)
     if not pool:
-        status = 503 if why == "all_cooling_down" else 400
-        raise GatewayError(status, why or "no_candidates", f"No provider can serve this request for {model!r} ({why}).")
+        cooling = why == "all_cooling_down"
+        message = f"No provider can serve this request for {model!r} ({why})."
+        raise GatewayError(
+            503 if cooling else 400, why or "no_candidates", message, retry_after=1.0 if cooling else None
+        )
     ranked = strategy.rank(
         [_signals(o, state, health, need) for o in pool], mode=mode, sort=prefs.sort, affinity=affinity
     )
