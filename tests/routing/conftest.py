@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -17,9 +18,25 @@ from tests.routing.harness import ServerThread, Tenant, catalog_from_sim, make_t
 TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms
 
 
+def calm_profiles(folder: Path) -> Path:
+    """sim/profiles.yaml without random faults and incidents: the tests inject the faults they test."""
+    import yaml
+
+    from sim.profiles import DEFAULT_PROFILES
+
+    def calm(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: calm(v) for k, v in node.items() if k not in ("faults", "incidents")}
+        return node
+
+    path = folder / "profiles.yaml"
+    path.write_text(yaml.safe_dump(calm(yaml.safe_load(Path(DEFAULT_PROFILES).read_text()))))
+    return path
+
+
 @pytest.fixture(scope="session")
-def sim() -> Iterator[SimHandle]:
-    handle = start_in_thread(seed=7, time_scale=TIME_SCALE)
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
+    handle = start_in_thread(seed=7, time_scale=TIME_SCALE, profiles=calm_profiles(tmp_path_factory.mktemp("sim")))
     yield handle
     handle.stop()
 

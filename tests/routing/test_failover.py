@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from sim.server import start_in_thread
-from tests.routing.conftest import add_fault, sim_requests
+from tests.routing.conftest import add_fault, calm_profiles, sim_requests
 from tests.routing.harness import catalog_from_sim, publish_catalog
 
 MSG = [{"role": "user", "content": "Tell me a story about caches."}]
@@ -108,8 +108,8 @@ def test_idle_gap_mid_stream_is_bounded(gateway, sim, oai):
     assert time.monotonic() - started < 3.0  # idle timeout 1.5 s
 
 
-def test_slow_drip_does_not_outlive_the_deadline(gateway, redis_client, oai, tenant):
-    slow = start_in_thread(seed=3, time_scale=1.0)
+def test_slow_drip_does_not_outlive_the_deadline(gateway, redis_client, oai, tenant, tmp_path):
+    slow = start_in_thread(seed=3, time_scale=1.0, profiles=calm_profiles(tmp_path))
     try:
         publish_catalog(redis_client, catalog_from_sim(slow.provider_url))
         time.sleep(0.3)
