@@ -17,6 +17,9 @@ def openai_to_anthropic(body: Body, *, message_id: str, model: str, usage: dict[
     choice = (body.get("choices") or [{}])[0]
     message = choice.get("message") or {}
     content: list[dict[str, Any]] = []
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
     if message.get("content"):
         content.append({"type": "text", "text": message["content"]})
     for call in message.get("tool_calls") or []:
@@ -43,9 +46,12 @@ def openai_to_anthropic(body: Body, *, message_id: str, model: str, usage: dict[
 
 def anthropic_to_openai(body: Body, *, completion_id: str, model: str, usage: dict[str, Any]) -> Body:
     text: list[str] = []
+    thinking: list[str] = []
     calls: list[dict[str, Any]] = []
     for block in body.get("content") or []:
-        if block.get("type") == "text":
+        if block.get("type") == "thinking":
+            thinking.append(block.get("thinking", ""))
+        elif block.get("type") == "text":
             text.append(block.get("text", ""))
         elif block.get("type") == "tool_use":
             arguments = orjson.dumps(block.get("input") or {}).decode()
@@ -57,6 +63,8 @@ def anthropic_to_openai(body: Body, *, completion_id: str, model: str, usage: di
                 }
             )
     message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text or not calls else None}
+    if thinking:
+        message["reasoning_content"] = "".join(thinking)
     if calls:
         message["tool_calls"] = calls
     return {
@@ -90,6 +98,8 @@ def text_of_anthropic(body: Body) -> str:
     for block in body.get("content") or []:
         if block.get("type") == "text":
             parts.append(block.get("text", ""))
+        elif block.get("type") == "thinking":
+            parts.append(block.get("thinking", ""))
         elif block.get("type") == "tool_use":
             parts.append(orjson.dumps(block.get("input") or {}).decode())
     return "".join(parts)

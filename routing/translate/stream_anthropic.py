@@ -113,6 +113,8 @@ class AnthropicToOpenAI:
         self.tracker.delivered(text)
         if delta.get("type") == "text_delta":
             return self._chunk({"content": text})
+        if delta.get("type") == "thinking_delta":
+            return self._chunk({"reasoning_content": text})
         if delta.get("type") == "input_json_delta":
             position = self._tools.get(int(data.get("index", 0)), 0)
             return self._chunk({"tool_calls": [{"index": position, "function": {"arguments": text}}]})

@@ -150,9 +150,23 @@ class OpenAIToAnthropic:
             out += self._choice(choice)
         return out
 
+    def _thinking(self, text: str) -> bytes:
+        block = {"type": "thinking", "thinking": "", "signature": ""}
+        out = b"" if self._open == "thinking" else self._open_block("thinking", block)
+        delta = {
+            "type": "content_block_delta",
+            "index": self._index,
+            "delta": {"type": "thinking_delta", "thinking": text},
+        }
+        return out + _event("content_block_delta", delta)
+
     def _choice(self, choice: dict[str, Any]) -> bytes:
         delta = choice.get("delta") or {}
         out = b""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self.tracker.delivered(reasoning)
+            out += self._thinking(reasoning)
         if delta.get("content"):
             self.tracker.delivered(delta["content"])
             out += self._text(delta["content"])

@@ -255,3 +255,36 @@ def test_anthropic_sdk_streaming_text_through_openai_dialect(claude, tenant):
     assert text and final.stop_reason in ("end_turn", "max_tokens")
     [event] = tenant.wait_events(1)
     assert event["tokens"]["output"] == final.usage.output_tokens and event["dialect_in"] == "anthropic"
+
+
+def test_reasoning_content_becomes_thinking_blocks_for_anthropic_callers(claude, tenant):
+    kwargs = {
+        "model": "deepseek-r1",
+        "max_tokens": 300,
+        "messages": [{"role": "user", "content": "Why is the sky blue?"}],
+    }
+    message = claude.messages.create(**kwargs)
+    assert message.content[0].type == "thinking" and message.content[0].thinking
+    assert any(b.type == "text" for b in message.content)
+    with claude.messages.stream(**kwargs) as stream:
+        final = stream.get_final_message()
+    assert final.content[0].type == "thinking" and final.content[0].thinking
+    events = tenant.wait_events(2)
+    assert all(e["tokens"]["reasoning"] > 0 for e in events)
+
+
+def test_thinking_blocks_become_reasoning_content_for_openai_callers():
+    message = {
+        "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "42"}],
+        "stop_reason": "end_turn",
+    }
+    completion = response.anthropic_to_openai(message, completion_id="c", model="m", usage={})
+    assert completion["choices"][0]["message"]["reasoning_content"] == "hmm"
+    assert completion["choices"][0]["message"]["content"] == "42"
+    events = [("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+              ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+              ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+              ("message_stop", {"type": "message_stop"})]  # fmt: skip
+    converter = AnthropicToOpenAI(UsageTracker(1), dict, completion_id="c", model="m", include_usage=False)
+    out = [orjson.loads(e.data) for e in SseSplitter().feed(_feed(converter, _sse(events))) if e.data != b"[DONE]"]
+    assert any(c["choices"][0]["delta"].get("reasoning_content") == "hmm" for c in out)
