@@ -9,9 +9,10 @@ installed or started are reported as "not available" with the reason.
     make bench                                   # all benchmarks (needs REDIS_URL: devstack)
     .venv/bin/python -m tokenway.devstack test -- .venv/bin/python -m bench.gateway_bench [--seconds 5] [--only tokenway,direct]
 
-Peers are installed under bench/.tools/ (git-ignored) on first use:
+Peers are installed under bench/.tools/ (git-ignored) on first use, by this script:
     python3.11 -m venv bench/.tools/litellm-venv && bench/.tools/litellm-venv/bin/pip install 'litellm[proxy]==1.108.7'
-    (cd bench/.tools/portkey && npm install)     # @portkey-ai/gateway@1.15.2, overrides hono 4.9.7, @hono/node-server 1.13.5
+    bench/.tools/portkey: npm install of @portkey-ai/gateway@1.15.2 with overrides hono 4.9.7, @hono/node-server 1.13.5
+    wrk: apt-get install wrk (when missing and running as root)
 """
 
 from __future__ import annotations
@@ -379,8 +380,8 @@ def _passthrough(port: int, mock_port: int, stack: contextlib.ExitStack, workdir
 def _litellm(port: int, mock_port: int, stack: contextlib.ExitStack, workdir: Path) -> Target:
     binary = TOOLS / "litellm-venv" / "bin" / "litellm"
     target = Target("litellm", f"http://127.0.0.1:{port}/v1/chat/completions", {"authorization": "Bearer sk-bench"})
-    if not binary.exists():
-        target.error = "not installed (bench/.tools/litellm-venv; see module docstring)"
+    target.error = ensure_litellm()
+    if target.error:
         return target
     config = workdir / "litellm.yaml"
     config.write_text(
@@ -408,14 +409,66 @@ def _portkey(port: int, mock_port: int, stack: contextlib.ExitStack, workdir: Pa
         "x-portkey-custom-host": f"http://127.0.0.1:{mock_port}/v1",
     }
     target = Target("portkey", f"http://127.0.0.1:{port}/v1/chat/completions", headers)
-    if not script.exists():
-        target.error = "not installed (bench/.tools/portkey; see module docstring)"
+    target.error = ensure_portkey()
+    if target.error:
         return target
     log = workdir / "portkey.log"
     proc = stack.enter_context(
         process(pinned(GATEWAY_CORE, ["node", str(script), f"--port={port}", "--headless"]), log=log)
     )
     return _started(target, proc, port, 30, log)
+
+
+# --- installing the tools on first use (bounded; failures become "not available") ------------
+
+PORTKEY_PACKAGE = {
+    "name": "portkey-bench",
+    "private": True,
+    "dependencies": {"@portkey-ai/gateway": "1.15.2"},
+    # 1.15.2 with newer hono / node-server answers every streaming request with 500.
+    "overrides": {"hono": "4.9.7", "@hono/node-server": "1.13.5"},
+}
+LITELLM_SPEC = "litellm[proxy]==1.108.7"  # newest whose proxy extra installs from PyPI
+INSTALL_TIMEOUT_S = 900
+
+
+def _run_install(command: list[str], cwd: Path, log: Path) -> str | None:
+    try:
+        with log.open("wb") as out:
+            code = subprocess.call(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=INSTALL_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"install failed: {exc!r}"
+    return None if code == 0 else f"install failed (exit {code}), see {log}"
+
+
+def ensure_wrk() -> str | None:
+    if shutil.which("wrk"):
+        return None
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        _run_install(["apt-get", "install", "-y", "-q", "wrk"], ROOT, TOOLS / "wrk-install.log")
+    return None if shutil.which("wrk") else "wrk is not installed and could not be installed (apt-get install wrk)"
+
+
+def ensure_litellm() -> str | None:
+    venv = TOOLS / "litellm-venv"
+    if (venv / "bin" / "litellm").exists():
+        return None
+    python = shutil.which("python3.11") or sys.executable
+    error = _run_install([python, "-m", "venv", str(venv)], TOOLS, TOOLS / "litellm-venv.log")
+    return error or _run_install(
+        [str(venv / "bin" / "pip"), "install", "-q", LITELLM_SPEC], TOOLS, TOOLS / "litellm-install.log"
+    )
+
+
+def ensure_portkey() -> str | None:
+    folder = TOOLS / "portkey"
+    if (folder / "node_modules" / "@portkey-ai" / "gateway" / "build" / "start-server.js").exists():
+        return None
+    if not shutil.which("npm"):
+        return "npm is not installed"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(json.dumps(PORTKEY_PACKAGE, indent=1))
+    return _run_install(["npm", "install", "--no-audit", "--no-fund"], folder, TOOLS / "portkey-install.log")
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -468,8 +521,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each load step")
     parser.add_argument("--only", default="direct,tokenway,tokenway-granian,python-passthrough,litellm,portkey")
     args = parser.parse_args(argv)
-    if not shutil.which("wrk"):
-        print("gateway_bench: wrk is not installed (apt-get install wrk); nothing measured")
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    missing = ensure_wrk()
+    if missing:
+        print(f"gateway_bench: {missing}; nothing measured")
         return 0
     if not os.environ.get("REDIS_URL"):
         print("gateway_bench: REDIS_URL is not set; run through `make bench` (devstack)")
