@@ -12,33 +12,16 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from tokenway.ports import free_port, wait_for_port
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("TOKENWAY_DATA_DIR", ROOT / ".data"))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"embedded server did not open port {port} within {timeout}s")
 
 
 @contextmanager
@@ -82,7 +65,7 @@ def embedded_redis(*, persistent: bool) -> Iterator[str]:
     args += ["--appendonly", "yes"] if persistent else ["--save", "", "--appendonly", "no"]
     process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
     try:
-        _wait_for_port(port)
+        wait_for_port(port)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

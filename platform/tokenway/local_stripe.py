@@ -7,26 +7,14 @@ postpaid meter events exercise the same code paths as production.
 from __future__ import annotations
 
 import secrets
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 from tokenway.env import env_int
-
-
-def _wait(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"offline Stripe did not open port {port}")
+from tokenway.ports import wait_for_port
 
 
 def _webhook_secret(data_dir: Path) -> str:
@@ -50,8 +38,8 @@ def start_offline_stripe(
             subprocess.Popen([sys.executable, "-m", "metering.stripe_emulator", "--port", str(meter_port)]),
         ),
     ]
-    _wait(api_port)
-    _wait(meter_port)
+    wait_for_port(api_port, timeout=20)
+    wait_for_port(meter_port, timeout=20)
     secret = _webhook_secret(data_dir)
     form = urllib.parse.urlencode(
         {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,26 +16,11 @@ import requests
 
 from contracts.pricing import charge_micros
 from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
+from tokenway.ports import free_port
+from tokenway.ports import wait_for_port as wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = Prices(input=2_000_000, output=8_000_000, cache_read=500_000, cache_write_5m=2_500_000, version=3)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"port {port} did not open")
 
 
 def make_event(tenant_id: int, key_id: int = 1, *, markup_bps: int = 0, **overrides) -> UsageEvent:
