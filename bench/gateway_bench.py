@@ -520,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each load step")
     parser.add_argument("--only", default="direct,tokenway,tokenway-granian,python-passthrough,litellm,portkey")
-    args = parser.parse_args(argv)
+    args, _ = parser.parse_known_args(argv)  # bench.run_all passes its arguments to every benchmark
     TOOLS.mkdir(parents=True, exist_ok=True)
     missing = ensure_wrk()
     if missing:
