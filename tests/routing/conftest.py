@@ -91,17 +91,10 @@ def claude(gateway: ServerThread, tenant: Tenant) -> anthropic.Anthropic:
 
 
 def sim_requests(sim: SimHandle, provider: str, limit: int = 10) -> list[dict[str, Any]]:
-    """Newest first. Read on the fleet's loop: /_sim/requests cannot serialise header keys (istr) yet."""
-    out: list[list[dict[str, Any]]] = []
-    sim.call(
-        lambda: out.append(
-            [
-                dict(e, headers={str(k).lower(): v for k, v in e["headers"].items()})
-                for e in sim.fleet.log.last(provider, limit)
-            ]
-        )
-    )
-    return out[0]
+    """What the simulated provider received, newest first (GET /_sim/requests), header names lower-cased."""
+    response = httpx.get(f"{sim.base_url}/_sim/requests", params={"provider": provider, "limit": limit}, timeout=5)
+    response.raise_for_status()
+    return [dict(e, headers={k.lower(): v for k, v in e["headers"].items()}) for e in response.json()["requests"]]
 
 
 def add_fault(sim: SimHandle, **rule: Any) -> None:
