@@ -92,7 +92,7 @@ def claude(gateway: ServerThread, tenant: Tenant) -> anthropic.Anthropic:
 
 def sim_requests(sim: SimHandle, provider: str, limit: int = 10) -> list[dict[str, Any]]:
     """What the simulated provider received, newest first (GET /_sim/requests), header names lower-cased."""
-    response = httpx.get(f"{sim.base_url}/_sim/requests", params={"provider": provider, "limit": limit}, timeout=5)
+    response = httpx.get(f"{sim.base_url}/_sim/requests?provider={provider}&limit={limit}", timeout=5)
     response.raise_for_status()
     return [dict(e, headers={k.lower(): v for k, v in e["headers"].items()}) for e in response.json()["requests"]]
 
