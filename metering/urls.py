@@ -7,7 +7,7 @@ from metering import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("generation", views.GenerationView.as_view(), name="generation"),
     path("key", views.KeyView.as_view(), name="current-key"),
-    path("stripe/webhook", views.stripe_webhook, name="stripe-webhook"),
+    path("stripe/webhook", views.StripeWebhookView.as_view(), name="stripe-webhook"),
     path("tenants/<slug:tenant_slug>/usage/", views.TenantUsageView.as_view(), name="tenant-usage"),
     path("tenants/<slug:tenant_slug>/usage.csv", views.TenantUsageCsvView.as_view(), name="tenant-usage-csv"),
 ]

@@ -6,12 +6,11 @@ import csv
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,10 +18,11 @@ from rest_framework.views import APIView
 from apikeys.authentication import ApiKeyAuthentication
 from apikeys.models import ApiKey
 from metering import selectors
+from metering.api_docs import CurrentKeySummaryOut, GenerationOut, UsageOut, WebhookOut
 from metering.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
 from tenants.api_base import TenantScopedView
 from tenants.permissions import Action
-from tokenway.api_errors import ApiError, error_body
+from tokenway.api_errors import ApiError
 
 MAX_EXPORT_DAYS = 366  # one year per export keeps the query on the (tenant, time) index and the file small
 
@@ -37,7 +37,9 @@ class GenerationIn(serializers.Serializer[Any]):
 
 
 class GenerationView(ApiKeyView):
-    @extend_schema(parameters=[OpenApiParameter("id", str, required=True)], operation_id="generation_get")
+    @extend_schema(
+        parameters=[OpenApiParameter("id", str, required=True)], operation_id="generation_get", responses=GenerationOut
+    )
     def get(self, request: Request) -> Response:
         data = GenerationIn(data=request.query_params)
         data.is_valid(raise_exception=True)
@@ -49,7 +51,7 @@ class GenerationView(ApiKeyView):
 
 
 class KeyView(ApiKeyView):
-    @extend_schema(operation_id="current_key_get")
+    @extend_schema(operation_id="current_key_get", responses=CurrentKeySummaryOut)
     def get(self, request: Request) -> Response:
         return Response(selectors.key_summary(api_key=request.auth))
 
@@ -71,7 +73,7 @@ class UsageIn(serializers.Serializer[Any]):
 
 
 class TenantUsageView(TenantScopedView):
-    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage")
+    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage", responses=UsageOut)
     def get(self, request: Request, tenant_slug: str) -> Response:
         self.require(Action.USAGE_VIEW)
         data = UsageIn(data=request.query_params)
@@ -81,7 +83,7 @@ class TenantUsageView(TenantScopedView):
 
 
 class TenantUsageCsvView(TenantScopedView):
-    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage_csv", responses={200: str})
+    @extend_schema(parameters=[UsageIn], operation_id="tenant_usage_csv", responses={(200, "text/csv"): str})
     def get(self, request: Request, tenant_slug: str) -> HttpResponse:
         self.require(Action.USAGE_VIEW)
         data = UsageIn(data=request.query_params)
@@ -105,12 +107,21 @@ class TenantUsageCsvView(TenantScopedView):
         return response
 
 
-@csrf_exempt
-@require_POST
-def stripe_webhook(request: HttpRequest) -> JsonResponse:
+class StripeWebhookView(APIView):
     """Outside tenant auth: the signature over the raw body is the authentication."""
-    try:
-        event = webhook_verify(payload=request.body, signature=request.headers.get("Stripe-Signature"))
-    except WebhookRefused as exc:
-        return JsonResponse(error_body(exc.code, str(exc)), status=400)
-    return JsonResponse({"received": True, "outcome": stripe_event_apply(event=event)})
+
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="stripe_webhook",
+        request={"application/json": OpenApiTypes.OBJECT},
+        parameters=[OpenApiParameter("Stripe-Signature", str, OpenApiParameter.HEADER)],
+        responses=WebhookOut,
+    )
+    def post(self, request: Request) -> Response:
+        try:  # the raw body, never request.data: the signature covers the exact bytes
+            event = webhook_verify(payload=request.body, signature=request.headers.get("Stripe-Signature"))
+        except WebhookRefused as exc:
+            raise ApiError(exc.code, str(exc)) from exc
+        return Response({"received": True, "outcome": stripe_event_apply(event=event)})

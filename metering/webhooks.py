@@ -8,6 +8,7 @@ two different events about the same payment still credit once.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -34,20 +35,41 @@ class WebhookRefused(Exception):
 
 
 def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
+    """The signature first (it is the authentication), then the body: a Stripe event envelope or a refusal."""
     secret = settings.STRIPE_WEBHOOK_SECRET
     if not secret:
         raise WebhookRefused("webhook_not_configured", "the webhook secret is not configured")
     if not signature:
         raise WebhookRefused("signature_missing", "Stripe-Signature header is missing")
     try:
-        event: stripe.Event = stripe.Webhook.construct_event(
-            payload, signature, secret, tolerance=SIGNATURE_TOLERANCE_S
-        )
-        return event
+        text = payload.decode("utf-8")
+        stripe.WebhookSignature.verify_header(text, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
+        body = json.loads(text)
     except stripe.SignatureVerificationError as exc:
         raise WebhookRefused("signature_invalid", str(exc)) from exc
-    except ValueError as exc:
-        raise WebhookRefused("invalid_payload", str(exc)) from exc
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise WebhookRefused("invalid_json", "the body is not valid JSON") from exc
+    if not _is_event_envelope(body):
+        raise WebhookRefused(
+            "invalid_payload", "the body is not a Stripe event (object, id, type, created, data.object)"
+        )
+    event: stripe.Event = stripe.Webhook.construct_event(text, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
+    return event
+
+
+def _is_event_envelope(body: Any) -> bool:
+    """What stripe_event_apply reads; a signed array or a partial object must be a 400, not an AttributeError."""
+    if not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+        return False
+    obj = body["data"].get("object")
+    return (
+        body.get("object") == "event"
+        and isinstance(body.get("id"), str)
+        and isinstance(body.get("type"), str)
+        and isinstance(body.get("created"), int)
+        and isinstance(obj, dict)
+        and isinstance(obj.get("id"), str)
+    )
 
 
 def _dedupe_insert(event: stripe.Event, outcome: str) -> bool:

@@ -9,6 +9,7 @@ from evaluation.models import ALL_REGIONS
 from evaluation.selectors import DEFAULT_SORT, METRICS, SORT_KEYS
 from evaluation.services.aggregate import WINDOWS
 
+MAX_BIGINT = 2**63 - 1  # PostgreSQL bigint: a larger id would fail in the driver instead of matching nothing
 SORT_CHOICES = [*SORT_KEYS, *(f"-{key}" for key in SORT_KEYS)]
 
 
@@ -28,7 +29,7 @@ class LeaderboardQuery(serializers.Serializer[dict[str, object]]):
 
 
 class SeriesQuery(serializers.Serializer[dict[str, object]]):
-    offering = serializers.IntegerField(min_value=1)
+    offering = serializers.IntegerField(min_value=1, max_value=MAX_BIGINT)
     metric = serializers.ChoiceField(choices=list(METRICS), default="ttft_p50")
     window = serializers.ChoiceField(choices=list(WINDOWS), default="24h")
     region = serializers.CharField(default=ALL_REGIONS, validators=[_region])

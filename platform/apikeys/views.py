@@ -59,7 +59,7 @@ class KeyDetailView(KeyDetailBase):
         data.is_valid(raise_exception=True)
         return Response(s.KeyOut(api_key_update_limits(key=api_key, **data.validated_data)).data)
 
-    @extend_schema(responses=s.KeyOut, operation_id="keys_revoke")
+    @extend_schema(responses={200: s.KeyOut}, operation_id="keys_revoke")  # revoke answers with the key
     def delete(self, request: Request, tenant_slug: str, key_id: int) -> Response:
         return Response(s.KeyOut(api_key_revoke(key=self.key_to_manage(key_id))).data)
 

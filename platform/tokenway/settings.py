@@ -136,6 +136,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Tenants, members, API keys, provider credentials, catalog, usage and billing.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tokenway.api_schema.add_error_responses",
+    ],
 }
 
 CHANNEL_LAYERS = {

@@ -74,6 +74,14 @@ def test_bad_parameters_are_400_in_the_error_shape(client, board, params, param)
     assert error["param"] == param and error["code"].startswith("invalid") and error["message"]
 
 
+@pytest.mark.parametrize("offering", [str(2**63), "99999999999999999999", "0", "-1", "x"])
+def test_series_offering_outside_bigint_is_400_not_a_server_error(client, redis_client, offering):
+    """Regression: an id beyond PostgreSQL bigint reached the query and failed in the driver (a 500)."""
+    response = client.get("/api/v1/leaderboard/series", {"offering": offering})
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "offering"
+
+
 def test_response_is_cached_until_the_stats_version_changes(client, board, redis_client):
     first = client.get("/api/v1/leaderboard").json()
     ProbeResult.objects.all().delete()

@@ -93,6 +93,32 @@ def test_tampered_body_is_refused(client, tenant):
     assert tenant_spendable_micros(tenant=tenant) == 0
 
 
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        (b"[]", "invalid_payload"),
+        (b'[{"id": "evt_in_a_list"}]', "invalid_payload"),
+        (b'{"id": "evt_partial", "object": "event"}', "invalid_payload"),
+        (b'{"id": "evt_no_object", "object": "event", "type": "invoice.paid", "created": 1, "data": {}}',
+         "invalid_payload"),
+        (b'{"id": "evt_cut", "type": ', "invalid_json"),
+        (b"\xff\xfe not utf-8", "invalid_json"),
+    ],
+)  # fmt: skip
+def test_signed_body_that_is_not_a_stripe_event_is_400_not_a_crash(client, tenant, payload, code):
+    """Regression: a correctly signed JSON array raised AttributeError inside stripe (a 500)."""
+    response = _post(client, payload, _signed(payload))
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+    assert not StripeEvent.objects.exists()
+
+
+def test_webhook_answers_other_methods_with_405_in_the_error_shape(client):
+    response = client.get(URL)
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+
+
 def test_production_without_a_webhook_secret_fails_the_system_check(settings):
     settings.IS_PRODUCTION, settings.STRIPE_WEBHOOK_SECRET = True, ""
     assert [e.id for e in stripe_webhook_secret_check()] == ["metering.E001"]

@@ -3,15 +3,9 @@ and nothing changes in the database. New routes are covered automatically (walk 
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from django.apps import apps
-from django.urls import URLPattern, URLResolver, get_resolver
 
-from credentials.services import credential_create
-from tenants.invitations import invitation_create
-from tests.factories import MembershipFactory, ProviderFactory, issue_key
+from tests.platform.url_walk import api_routes, fill_route, snapshot_rows
 
 METHODS = ("get", "post", "put", "patch", "delete")
 # Routes without a tenant in the path: they act on the caller's own data or are public by design.
@@ -36,54 +30,6 @@ BODY = {
     "grace_seconds": 0,
     "token": "x",
 }
-PARAM = re.compile(r"<(?:(?P<conv>\w+):)?(?P<name>\w+)>")
-
-
-def _walk(resolver: URLResolver, prefix: str = "") -> list[str]:
-    routes = []
-    for entry in resolver.url_patterns:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            routes += _walk(entry, route)
-        elif isinstance(entry, URLPattern):
-            routes.append(route)
-    return routes
-
-
-def api_routes() -> list[str]:
-    return sorted({r.lstrip("^") for r in _walk(get_resolver()) if r.lstrip("^").startswith("api/v1/")})
-
-
-@pytest.fixture
-def victim(tenant, owner, redis_client):
-    provider = ProviderFactory(slug="victim-provider")
-    developer = MembershipFactory(tenant=tenant, role="developer")
-    api_key, _ = issue_key(tenant, created_by=owner.user)
-    return {
-        "tenant_slug": tenant.slug,
-        "member_id": developer.pk,
-        "invitation_id": invitation_create(actor=owner, email="new@example.test", role="viewer").invitation.pk,
-        "key_id": api_key.pk,
-        "credential_id": credential_create(tenant=tenant, provider=provider, secret="sk-victim-123456").pk,
-    }
-
-
-def _fill(route: str, ids: dict[str, object]) -> str:
-    def value(match: re.Match[str]) -> str:
-        name = match.group("name")
-        if name not in ids:
-            raise AssertionError(f"{route}: unknown path parameter {name!r}; add the victim's object to this test")
-        return str(ids[name])
-
-    return "/" + PARAM.sub(value, route)
-
-
-def _snapshot() -> dict[str, list[tuple]]:
-    return {
-        model._meta.label: sorted(map(tuple, model.objects.order_by("pk").values_list()))
-        for model in apps.get_models()
-        if model._meta.managed and not model._meta.proxy
-    }
 
 
 def test_walk_finds_every_tenant_route():
@@ -98,26 +44,26 @@ def test_outsider_gets_404_everywhere_and_nothing_changes(victim, outsider, api_
     routes = [r for r in api_routes() if r not in TENANT_AGNOSTIC and not r.startswith(NOT_SESSION_SCOPED)]
     unscoped = [r for r in routes if "<" not in r]
     assert not unscoped, f"routes without a tenant in the path must be listed in TENANT_AGNOSTIC: {unscoped}"
-    before = _snapshot()
+    before = snapshot_rows()
     checked = 0
     for route in routes:
-        url = _fill(route, victim)
+        url = fill_route(route, victim)
         for method in METHODS:
             response = getattr(client, method)(url, BODY, format="json")
             assert response.status_code in (404, 405), (method.upper(), url, response.status_code, response.content)
             assert response.json()["error"]["code"] in ("not_found", "method_not_allowed"), (method, url)
             checked += 1
     assert checked >= 40
-    assert _snapshot() == before
+    assert snapshot_rows() == before
 
 
 @pytest.mark.django_db
 def test_anonymous_is_refused_everywhere(victim, client):
-    before = _snapshot()
+    before = snapshot_rows()
     for route in api_routes():
         if (route in TENANT_AGNOSTIC and route.startswith("api/v1/catalog/")) or route.startswith(NOT_SESSION_SCOPED):
             continue
         for method in METHODS:
-            response = getattr(client, method)(_fill(route, victim), BODY, content_type="application/json")
+            response = getattr(client, method)(fill_route(route, victim), BODY, content_type="application/json")
             assert response.status_code in (401, 403, 405), (method, route, response.status_code)
-    assert _snapshot() == before
+    assert snapshot_rows() == before

@@ -1,0 +1,64 @@
+"""Output shapes of the metering API, for the OpenAPI schema only (the views render selector dicts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+
+_Out = serializers.Serializer[Any]
+
+
+class GenerationOut(_Out):
+    id = serializers.CharField()
+    ingested = serializers.BooleanField()
+    model = serializers.CharField(allow_null=True)
+    provider = serializers.CharField(allow_null=True)
+    offering_id = serializers.IntegerField(allow_null=True)
+    tokens = serializers.DictField(child=serializers.IntegerField())
+    cost_micros = serializers.IntegerField()
+    charge_micros = serializers.IntegerField()
+    cache = serializers.DictField()
+    timings = serializers.DictField()
+
+
+class CurrentKeyLimitsOut(_Out):
+    rpm = serializers.IntegerField(allow_null=True)
+    tpm = serializers.IntegerField(allow_null=True)
+    max_concurrency = serializers.IntegerField(allow_null=True)
+    monthly_budget_micros = serializers.IntegerField(allow_null=True)
+
+
+class CurrentKeyOut(_Out):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    limits = CurrentKeyLimitsOut()
+    spend_this_month_micros = serializers.IntegerField()
+
+
+class CurrentKeyTenantOut(_Out):
+    slug = serializers.CharField()
+    billing_mode = serializers.CharField()
+    balance_micros = serializers.IntegerField()
+    credit_limit_micros = serializers.IntegerField(allow_null=True)
+    spendable_micros = serializers.IntegerField()
+    spend_this_month_micros = serializers.IntegerField()
+    monthly_spend_limit_micros = serializers.IntegerField(allow_null=True)
+
+
+class CurrentKeySummaryOut(_Out):
+    key = CurrentKeyOut()
+    tenant = CurrentKeyTenantOut()
+
+
+# Inline: a declared field named "data" would shadow Serializer.data.
+UsageOut = inline_serializer(
+    "UsageOut", {"group": serializers.CharField(), "data": serializers.ListField(child=serializers.DictField())}
+)
+
+
+class WebhookOut(_Out):
+    received = serializers.BooleanField()
+    outcome = serializers.ChoiceField(choices=["applied", "duplicate", "ignored"])
