@@ -7,7 +7,7 @@ metering applies it to the ledger exactly once per ``request_id``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -95,7 +95,8 @@ class UsageEvent:
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self))
+        # orjson serialises (slotted, nested) dataclasses natively: same bytes as asdict(), ~10x cheaper.
+        return orjson.dumps(self)
 
     @classmethod
     def from_json(cls, raw: bytes | str) -> UsageEvent:
