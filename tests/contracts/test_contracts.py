@@ -1,0 +1,122 @@
+"""The shapes every side relies on. A rename or a changed rounding rule fails here first."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from contracts import apikey_format, pricing, tokens
+from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
+from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
+from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
+
+USAGE_FIELDS = {
+    "request_id", "tenant_id", "key_id", "model", "offering_id", "provider", "region", "route_mode",
+    "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
+    "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
+    "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "version",
+}  # fmt: skip
+TOKEN_FIELDS = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"}
+
+
+def _event(**overrides) -> UsageEvent:
+    fields = {
+        "request_id": "gen-1", "tenant_id": 7, "key_id": 3, "model": "deepseek-v3.2", "offering_id": 11,
+        "provider": "deepseek", "region": "beijing", "route_mode": "cost", "route_reason": "cost:price",
+        "tokens": Tokens(input_uncached=1000, cache_read=4000, output=250, reasoning=50),
+        "usage_source": "provider", "prices": Prices(input=280_000, output=420_000, cache_read=28_000, version=2),
+        "cost_micros": 500, "charge_micros": 550, "status": "ok", "http_status": 200, "stream": True,
+        "flags": ("clamped_cache_read",),
+    }  # fmt: skip
+    fields.update(overrides)
+    return UsageEvent(**fields)
+
+
+def test_usage_event_wire_fields_are_pinned_and_round_trip():
+    event = _event()
+    data = orjson.loads(event.to_json())
+    assert set(data) == USAGE_FIELDS
+    assert set(data["tokens"]) == TOKEN_FIELDS
+    assert UsageEvent.from_json(event.to_json()) == event
+
+
+def test_usage_event_of_another_version_is_refused():
+    data = orjson.loads(_event().to_json())
+    data["version"] = 2
+    with pytest.raises(ValueError, match="unsupported usage event version"):
+        UsageEvent.from_json(orjson.dumps(data))
+
+
+def test_cost_is_exact_and_rounded_up_once():
+    prices = Prices(input=280_000, output=420_000, cache_read=28_000, cache_write_5m=350_000, reasoning=None)
+    used = Tokens(input_uncached=1, cache_read=1, cache_write_5m=1, output=1)
+    # 280000 + 28000 + 350000 + 420000 = 1_078_000 per 1M tokens -> 1.078 micro-units -> 2
+    assert cost_micros(used, prices) == 2
+    assert cost_micros(Tokens(input_uncached=1_000_000), prices) == 280_000
+    assert cost_micros(Tokens(), prices) == 0
+
+
+def test_reasoning_has_its_own_price_when_set():
+    prices = Prices(input=0, output=1_000_000, reasoning=3_000_000)
+    assert cost_micros(Tokens(output=1_000_000, reasoning=250_000), prices) == 750_000 + 750_000
+
+
+def test_charge_adds_markup_rounded_up_and_byok_pays_the_fee_only():
+    assert pricing.charge_micros(cost_micros=1_000, markup_bps=1_000, byok=False) == 1_100
+    assert pricing.charge_micros(cost_micros=1, markup_bps=1, byok=False) == 2
+    assert pricing.charge_micros(cost_micros=1_000, markup_bps=1_000, byok=True) == 50
+    assert pricing.charge_micros(cost_micros=-5, markup_bps=0, byok=False) == 0
+
+
+def test_key_record_round_trips_with_nested_types():
+    record = KeyRecord(
+        key_id=1, tenant_id=2, tenant_slug="acme", name="ci", prefix="tw_live_AbCd",
+        allowed_models=("glm-4.6",), allowed_route_modes=("cost",), key_limits=Limits(rpm=10, tpm=1000),
+        tenant_limits=Limits(max_concurrency=4), monthly_budget_micros=5_000_000,
+        tenant_routing=RoutingPrefs(default_mode="quality", blocked_providers=("bargain-cloud",)),
+        byok={"deepseek": "gAAAA"}, markup_bps=250,
+    )  # fmt: skip
+    assert KeyRecord.from_json(record.to_json()) == record
+    data = orjson.loads(record.to_json())
+    data["version"] = 99
+    with pytest.raises(ValueError):
+        KeyRecord.from_json(orjson.dumps(data))
+
+
+def test_snapshots_round_trip():
+    offering = OfferingSnapshot(
+        offering_id=5, model="kimi-k2", provider="moonshot", upstream_model="kimi-k2-0905", dialect="openai",
+        base_url="http://127.0.0.1:8100/moonshot/v1", usage_dialect="moonshot", cached_tokens_in_input=True,
+        prices=Prices(input=600_000, output=2_500_000), context_window=262_144, max_output=16_384,
+        parameters=("tools", "json_mode"),
+    )  # fmt: skip
+    catalog = CatalogSnapshot(version=3, generated_at=1.5, offerings=(offering,))
+    assert CatalogSnapshot.from_json(catalog.to_json()) == catalog
+    stats = StatsSnapshot(
+        version=9, generated_at=2.5, window="1h",
+        stats={"all": {"5": OfferingStats(offering_id=5, n=40, ttft_p50_ms=420.0, flags=("price_mismatch",))}},
+    )  # fmt: skip
+    assert StatsSnapshot.from_json(stats.to_json()) == stats
+
+
+def test_api_keys_carry_a_checksum_that_catches_any_single_change():
+    key = apikey_format.generate_key(live=True)
+    assert key.startswith("tw_live_") and len(key) == apikey_format.KEY_LEN
+    assert apikey_format.is_well_formed(key)
+    assert apikey_format.is_well_formed(apikey_format.generate_key(live=False))
+    index = 20
+    tampered = key[:index] + ("A" if key[index] != "A" else "B") + key[index + 1 :]
+    assert not apikey_format.is_well_formed(tampered)
+    for junk in ("", "tw_live_", key + "x", key.replace("tw_live_", "sk_live_"), "tw_live_" + "é" * 49):
+        assert not apikey_format.is_well_formed(junk)
+    assert apikey_format.hash_key(key, "pepper") != apikey_format.hash_key(key, "other")
+    assert len(apikey_format.hash_key(key, "pepper")) == 64
+
+
+def test_token_approximation_is_the_documented_rule():
+    assert tokens.count_text_tokens("") == 0
+    assert tokens.count_text_tokens("abcd") == 1
+    assert tokens.count_text_tokens("abcde") == 2
+    assert tokens.count_text_tokens("你好") == 2
+    assert tokens.count_text_tokens("hi 你好") == 1 + 2
+    assert tokens.count_value_tokens({"a": ["abcd", {"b": "abcd"}], "n": 5}) == 2
