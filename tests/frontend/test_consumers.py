@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels import DEFAULT_CHANNEL_LAYER
+from channels.layers import channel_layers, get_channel_layer
 from channels.routing import URLRouter
+from django.db import connections
 from django.test import Client
 
 from contracts.redis_keys import LEADERBOARD_GROUP, tenant_group
@@ -27,15 +29,35 @@ def in_own_loop(scenario: Any, **kwargs: Any) -> None:
     keeps a loop running in the main thread for the rest of the session."""
     failures: list[BaseException] = []
 
+    async def isolated() -> None:
+        # Own channel layer instance: the session's live server may still hold the shared one on its loop.
+        fresh = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+        previous = channel_layers.set(DEFAULT_CHANNEL_LAYER, fresh)
+        try:
+            await scenario(**kwargs)
+            await asyncio.sleep(0.05)  # let refused/closed consumers finish before the loop ends
+        finally:
+            if previous is None:
+                channel_layers.backends.pop(DEFAULT_CHANNEL_LAYER, None)
+            else:
+                channel_layers.set(DEFAULT_CHANNEL_LAYER, previous)
+            for task in asyncio.all_tasks() - {asyncio.current_task()}:
+                task.cancel()
+            await fresh.close_pools()
+            await sync_to_async(connections.close_all)()  # the executor thread's connection
+
     def run() -> None:
         try:
-            asyncio.run(scenario(**kwargs))
+            asyncio.run(isolated())
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread below
             failures.append(exc)
+        finally:
+            connections.close_all()
 
     thread = threading.Thread(target=run)
     thread.start()
     thread.join(timeout=30)
+    assert not thread.is_alive(), "scenario did not finish"
     if failures:
         raise failures[0]
 

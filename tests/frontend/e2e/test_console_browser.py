@@ -84,7 +84,12 @@ def test_usage_playground_and_billing_pages_render(page, live_url, personas, cat
         shot(page, name)
 
 
-def test_admin_sees_billing_dashboard_and_developer_does_not(page, live_url, personas):
+def test_admin_sees_billing_dashboard_and_developer_does_not(page, live_url, personas, catalog):
+    from apikeys.services import api_key_issue
+    from metering.ingest import usage_ingest
+
+    key = api_key_issue(tenant=personas.tenant, created_by=personas.owner, name="app").api_key
+    usage_ingest(events=[_usage_event(personas.tenant.pk, key.pk, catalog[0]) for _ in range(3)])
     _as(page, personas.developer, live_url)
     response = page.goto("/ops/billing/")
     assert response.status == 404
@@ -95,4 +100,12 @@ def test_admin_sees_billing_dashboard_and_developer_does_not(page, live_url, per
     assert response.status == 200
     assert page.is_visible("text=Billing latency p50")
     assert page.is_visible("text=Probe coverage per region")
+    page.wait_for_function("window.twCharts && window.twCharts['chart-margin'] && window.twCharts['chart-model']")
+    assert "acme" in page.inner_text("body")  # top tenants (by slug)
     shot(page, "ops-billing")
+    page.context.add_cookies([{"name": "django_language", "value": "zh-hans", "url": live_url}])
+    page.goto("/ops/billing/")
+    page.wait_for_function("window.twCharts && window.twCharts['chart-margin']")
+    labels = page.evaluate("window.twCharts['chart-margin'].data.datasets.map((d) => d.label)")
+    assert labels[0] == "收费（美元）", labels
+    shot(page, "ops-billing-zh")
