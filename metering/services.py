@@ -54,7 +54,21 @@ def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, s
         posted = journals_post(specs=[spec], at=timezone.now())
         if posted:
             transaction.on_commit(lambda: tenant_available_adjust(tenant=tenant, delta_micros=amount_micros))
+            transaction.on_commit(lambda: _credit_pushed_live(tenant=tenant))
     return bool(posted)
+
+
+def _credit_pushed_live(*, tenant: Tenant) -> None:
+    """Open consoles show the new balance at once (same message as after usage ingestion)."""
+    from metering.ledger import tenant_account_balance
+    from metering.live import tenant_push
+
+    payload: dict[str, object] = {
+        "balance_micros": tenant_account_balance(tenant_id=tenant.pk),
+        "usage": {"requests": 0, "charge_micros": 0},
+        "request_ids": [],
+    }
+    tenant_push(tenant_id=tenant.pk, payload=payload)
 
 
 def demo_credit_ensure(tenant: Tenant) -> bool:
