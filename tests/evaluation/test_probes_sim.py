@@ -77,7 +77,9 @@ def test_price_probe_flags_overcounting_and_off_list_billing(sim):
 
 
 def test_quality_canary_flags_the_degraded_variant(sim):
-    _, [bargain, honest] = _run(sim, [("bargain-cloud", None), ("anthropic", "claude-sonnet-4.5")], "quality", repeat=16)
+    _, [bargain, honest] = _run(
+        sim, [("bargain-cloud", None), ("anthropic", "claude-sonnet-4.5")], "quality", repeat=16
+    )
     assert "degraded_quality" in compute([], _details(bargain), None).flags
     honest_result = compute([], _details(honest), None)
     assert "degraded_quality" not in honest_result.flags
