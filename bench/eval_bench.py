@@ -23,6 +23,7 @@ import sys
 import time
 import urllib.request
 from dataclasses import replace
+from typing import Any
 
 import orjson
 
@@ -201,7 +202,7 @@ def incidents() -> None:
     try:
         _post(f"{handle.base_url}/_sim/clock", {"hour": CLEAN_HOUR})
         targets = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
-        cases = [
+        cases: list[tuple[tuple[str, str], dict[str, Any], str]] = [
             (("openai", "gpt-4.1-mini"), {"kind": "http_503"}, "availability"),
             (("volcengine", "doubao-seed-1.6"), {"kind": "stall_before_first_token", "stall_s": 3.0}, "ttft"),
             (("zhipu", "glm-4.6"), {"kind": "slow_drip"}, "tps"),

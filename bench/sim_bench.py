@@ -18,8 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -188,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=15.0, help="time limit per case")
     args = parser.parse_args(argv)
+    runner: Callable[..., Any]
     try:
         import uvloop
 

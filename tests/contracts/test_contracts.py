@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
@@ -19,8 +21,8 @@ USAGE_FIELDS = {
 TOKEN_FIELDS = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"}
 
 
-def _event(**overrides) -> UsageEvent:
-    fields = {
+def _event(**overrides: Any) -> UsageEvent:
+    fields: dict[str, Any] = {
         "request_id": "gen-1", "tenant_id": 7, "key_id": 3, "model": "deepseek-v3.2", "offering_id": 11,
         "provider": "deepseek", "region": "beijing", "route_mode": "cost", "route_reason": "cost:price",
         "tokens": Tokens(input_uncached=1000, cache_read=4000, output=250, reasoning=50),

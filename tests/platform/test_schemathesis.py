@@ -60,7 +60,7 @@ def world(owner, redis_client, settings) -> dict[str, Any]:
     """Real objects for every path parameter, and one credential per kind of authentication."""
     settings.STRIPE_WEBHOOK_SECRET = "whsec_schemathesis"
     tenant = owner.tenant
-    provider = ProviderFactory(slug="deepseek")
+    provider = ProviderFactory.create(slug="deepseek")
     OfferingFactory(provider=provider, model=ModelFactory(slug="deepseek-v3.2"))
     _, plaintext = issue_key(tenant, created_by=owner.user, name="caller")
     target_key, _ = issue_key(tenant, created_by=owner.user, name="target")
@@ -71,7 +71,7 @@ def world(owner, redis_client, settings) -> dict[str, Any]:
     return {
         "tenant_pk": tenant.pk,
         "ids": {
-            "member_id": MembershipFactory(tenant=tenant, role="developer").pk,
+            "member_id": MembershipFactory.create(tenant=tenant, role="developer").pk,
             "invitation_id": invitation_create(actor=owner, email="new@example.test", role="viewer").invitation.pk,
             "key_id": target_key.pk,
             "credential_id": credential_create(tenant=tenant, provider=provider, secret="sk-schemathesis-1234").pk,

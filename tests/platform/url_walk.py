@@ -39,7 +39,7 @@ def fill_route(route: str, ids: dict[str, object]) -> str:
 def snapshot_rows() -> dict[str, list[tuple]]:
     """Every row of every managed table: equal snapshots mean nothing was written."""
     return {
-        model._meta.label: sorted(map(tuple, model.objects.order_by("pk").values_list()))
+        model._meta.label: sorted(map(tuple, model._default_manager.order_by("pk").values_list()))
         for model in apps.get_models()
         if model._meta.managed and not model._meta.proxy
     }

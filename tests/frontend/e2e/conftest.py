@@ -76,7 +76,11 @@ def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     port = _free_port()
     # lifespan "on": the gateway (/v1/*) starts its Redis clients and catalog/key refreshers.
     config = uvicorn.Config(
-        ASGIStaticFilesHandler(application), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        ASGIStaticFilesHandler(application),  # type: ignore[arg-type]  # the router is a plain ASGI callable
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -179,7 +183,7 @@ def localstripe_url(live_url) -> Iterator[str]:
 
 
 @pytest.fixture
-def stripe_offline(localstripe_url, settings) -> str:
+def stripe_offline(localstripe_url, settings) -> Iterator[str]:
     """Point metering's Stripe client at localstripe (test key) for this test."""
     from metering.stripe_client import clients_reset
 
@@ -198,9 +202,9 @@ def demo_catalog(sim_fleet, transactional_db, redis_client, settings) -> None:
     from catalog.publish import publish_catalog
     from catalog.services import catalog_apply
 
-    settings.SIM_BASE_URL = sim_fleet.base_url  # type: ignore[attr-defined]
+    settings.SIM_BASE_URL = sim_fleet.base_url
     path = ROOT / "catalog" / "demo.yaml"
-    spec = parse_catalog(path.read_text(), filename=path.name, sim_base_url=sim_fleet.base_url)  # type: ignore[attr-defined]
+    spec = parse_catalog(path.read_text(), filename=path.name, sim_base_url=sim_fleet.base_url)
     catalog_apply(spec=spec, publish=False)
     publish_catalog()
 
