@@ -15,9 +15,8 @@ from routing.cache_hygiene.billing import strip_openai_messages, strip_system
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint
 from tests.routing.conftest import sim_requests
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "agent-session"
-if not FIXTURES.exists():
-    FIXTURES = Path("/work/shared/fixtures/agent-session")
+# Claude-Code-shaped request bodies of one three-turn session (see the folder's README).
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent-session"
 FORMS = ("plain", "per-request-cch", "zeros")
 HEADERS = {"anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
            "user-agent": "claude-cli/9.9.9 (external, sdk-cli)", "x-claude-code-session-id": "s-1"}  # fmt: skip
