@@ -8,21 +8,10 @@ import orjson
 
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
-from routing.usage.tracker import UsageTracker
+from routing.usage.tracker import UsageTracker, openai_delta_text
 from routing.wire.sse import SseEvent, frame
 
 DONE = b"[DONE]"
-
-
-def _delta_text(chunk: dict[str, Any]) -> str:
-    choices = chunk.get("choices") or ()
-    if not choices:
-        return ""
-    delta = choices[0].get("delta") or {}
-    text = delta.get("content") or ""
-    for call in delta.get("tool_calls") or ():
-        text += (call.get("function") or {}).get("arguments") or ""
-    return text if isinstance(text, str) else ""
 
 
 def _may_carry_usage(data: bytes) -> bool:
@@ -52,10 +41,10 @@ class OpenAIPassthrough:
             return event.raw
         usage = chunk.get("usage")
         if not usage:
-            self.tracker.delivered(_delta_text(chunk))
+            self.tracker.delivered(openai_delta_text(chunk))
             return event.raw
         self.tracker.merge(usage)
-        self.tracker.delivered(_delta_text(chunk))
+        self.tracker.delivered(openai_delta_text(chunk))
         return self._rewrite_usage(chunk)
 
     def _rewrite_usage(self, chunk: dict[str, Any]) -> bytes:

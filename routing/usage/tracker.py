@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -79,7 +80,12 @@ def _openai_chunk_text(raw: bytes) -> str:
         chunk = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return ""
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    return openai_delta_text(chunk) if isinstance(chunk, dict) else ""
+
+
+def openai_delta_text(chunk: dict[str, Any]) -> str:
+    """Text a chat-completions chunk delivers: content plus streamed tool-call arguments."""
+    choices = chunk.get("choices") or ()
     if not choices:
         return ""
     delta = choices[0].get("delta") or {}
