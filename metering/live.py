@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -14,13 +17,35 @@ from metering.ingest import IngestResult
 logger = logging.getLogger(__name__)
 
 
+PUSH_FROM_LOOP_WAIT_S = 2.0  # a push from a thread that hosts an event loop waits at most this long
+
+
 def tenant_push(*, tenant_id: int, payload: dict[str, object]) -> None:
     """Best effort: a console that misses a push reloads from the API."""
     layer = get_channel_layer()
     if layer is None:
         return
+    message = {"type": "billing.update", **payload}
+    if _thread_runs_a_loop():
+        # async_to_sync refuses to run here; send from a helper thread with its own loop.
+        sender = threading.Thread(target=_send, args=(layer, tenant_id, message), name="tw-live-push")
+        sender.start()
+        sender.join(PUSH_FROM_LOOP_WAIT_S)
+        return
+    _send(layer, tenant_id, message)
+
+
+def _thread_runs_a_loop() -> bool:
     try:
-        async_to_sync(layer.group_send)(tenant_group(tenant_id), {"type": "billing.update", **payload})
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _send(layer: Any, tenant_id: int, message: dict[str, object]) -> None:
+    try:
+        async_to_sync(layer.group_send)(tenant_group(tenant_id), message)
     except (OSError, ConnectionError) as exc:
         logger.warning("live update for tenant %s failed: %s", tenant_id, exc)
 

@@ -35,3 +35,17 @@ def test_a_credit_pushes_the_new_balance_to_the_tenants_console_group_once(tenan
     messages = async_to_sync(_drain)(layer, channel)
     assert [m["type"] for m in messages] == ["billing.update", "billing.update"]
     assert [m["balance_micros"] for m in messages] == [5_000_000, 6_000_000]
+
+
+def test_a_push_from_a_thread_that_runs_an_event_loop_still_arrives(redis_client):
+    from metering.live import tenant_push
+
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(tenant_group(41), channel)
+
+    async def push_from_async_code() -> None:
+        tenant_push(tenant_id=41, payload={"balance_micros": 7})
+
+    asyncio.run(push_from_async_code())
+    assert [m["balance_micros"] for m in async_to_sync(_drain)(layer, channel)] == [7]
