@@ -9,6 +9,7 @@ for ``test``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -30,11 +31,29 @@ def embedded_postgres() -> Iterator[str]:
 
     pgdata = DATA / "pg"
     pgdata.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(pgdata)
     server = PostgresServer(pgdata, cleanup_mode="stop")
     try:
         yield server.get_uri("postgres")
     finally:
         server._cleanup()
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """The server stops when its last user leaves; users killed with SIGKILL never leave.
+
+    Drop their pids from the shared handle list so the next run's exit stops the server.
+    """
+    import psutil
+
+    handles = pgdata / ".handle_pids.json"
+    if not handles.exists():
+        return
+    try:
+        pids = json.loads(handles.read_text() or "[]")
+    except json.JSONDecodeError:
+        pids = []
+    handles.write_text(json.dumps([pid for pid in pids if psutil.pid_exists(pid)]))
 
 
 def _redis_binary() -> str:
@@ -83,14 +102,20 @@ def services_env(stack: ExitStack, *, persistent: bool) -> dict[str, str]:
     return env
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_with_services(command: list[str], *, persistent: bool) -> int:
+    # SIGTERM (a supervisor, `kill`) stops everything as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     with ExitStack() as stack:
         env = {**os.environ, **services_env(stack, persistent=persistent)}
         process = subprocess.Popen(command, env=env)
         try:
             return process.wait()
         except KeyboardInterrupt:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signal.SIGTERM)  # SIGINT may be ignored by a background job
             return process.wait()
 
 

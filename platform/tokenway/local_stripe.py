@@ -32,7 +32,10 @@ def start_offline_stripe(
     api_port = env_int("STRIPE_PORT", 8420)
     meter_port = env_int("STRIPE_METER_PORT", 8421)
     processes = [
-        ("localstripe", subprocess.Popen([sys.executable, "-m", "localstripe", "--port", str(api_port)])),
+        (
+            "localstripe",
+            subprocess.Popen([sys.executable, "-m", "metering.localstripe_server", "--port", str(api_port)]),
+        ),
         (
             "stripe-meter",
             subprocess.Popen([sys.executable, "-m", "metering.stripe_emulator", "--port", str(meter_port)]),

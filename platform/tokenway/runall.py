@@ -109,7 +109,12 @@ def _stop(processes: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
             process.kill()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops everything as Ctrl-C does
     (ROOT / ".data").mkdir(exist_ok=True)
     _manage("migrate", "--noinput", "-v", "0")
     _manage("load_catalog", str(ROOT / "catalog" / "demo.yaml"))

@@ -92,7 +92,7 @@ def meter_emulator(settings) -> Iterator[str]:
 @pytest.fixture
 def localstripe(settings) -> Iterator[str]:
     port = free_port()
-    process = spawn([sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"])
+    process = spawn([sys.executable, "-m", "metering.localstripe_server", "--port", str(port), "--from-scratch"])
     wait_port(port)
     base = f"http://127.0.0.1:{port}"
     settings.STRIPE_API_BASE = base

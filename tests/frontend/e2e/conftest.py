@@ -159,7 +159,7 @@ def localstripe_url(live_url) -> Iterator[str]:
 
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "localstripe", "--port", str(port), "--from-scratch"],
+        [sys.executable, "-m", "metering.localstripe_server", "--port", str(port), "--from-scratch"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
