@@ -7,22 +7,37 @@ as subprocesses so one crashing does not hide the others' tables.
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import time
+from urllib.parse import urlsplit, urlunsplit
 
 BENCHMARKS = ["sim_bench", "gateway_bench", "billing_bench", "eval_bench"]
 
 
+def _own_redis_db(url: str, index: int) -> str:
+    """Each benchmark gets its own Redis database: one bench's leftover usage stream
+    (the gateway bench writes ~100k events) must not become the next one's backlog."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"redis", "rediss"}:
+        return url
+    base = int(parts.path.lstrip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base + index + 1) % 16}"))
+
+
 def main() -> int:
     failures = []
-    for name in BENCHMARKS:
+    for index, name in enumerate(BENCHMARKS):
         if importlib.util.find_spec(f"bench.{name}") is None:
             print(f"\n== bench.{name}: not present ==")
             continue
         print(f"\n== bench.{name} ==", flush=True)
         started = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", f"bench.{name}", *sys.argv[1:]])
+        env = dict(os.environ)
+        if env.get("REDIS_URL"):
+            env["REDIS_URL"] = _own_redis_db(env["REDIS_URL"], index)
+        code = subprocess.call([sys.executable, "-m", f"bench.{name}", *sys.argv[1:]], env=env)
         print(f"(bench.{name} finished in {time.monotonic() - started:.0f}s, exit {code})", flush=True)
         if code:
             failures.append(name)
