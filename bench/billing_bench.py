@@ -21,15 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tokenway.ports import free_port as _free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokenway.settings")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_port(port: int) -> None:

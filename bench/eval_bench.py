@@ -46,6 +46,7 @@ from evaluation.stats.quantiles import mad, median  # noqa: E402
 from evaluation.wire.base import ChatRequest  # noqa: E402
 from sim.server import start_in_thread  # noqa: E402
 from tests.evaluation.sim_catalog import sim_offerings  # noqa: E402
+from tokenway.ports import free_port as _free_port  # noqa: E402
 
 # real = sim x 0.5: a 1k-input TTFT is >= 180 ms real and a stream >= 200 ms, so the fleet's
 # ~1 ms timer granularity (uvloop) and loopback/event-loop overhead stay well under 1%.
@@ -348,14 +349,6 @@ def _spawn_fleet(*flags: str) -> tuple[subprocess.Popen, str]:
     base_url = f"http://127.0.0.1:{port}"
     _wait(f"{base_url}/_sim/health")
     return fleet, base_url
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait(url: str) -> None:

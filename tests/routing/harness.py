@@ -4,7 +4,6 @@ and the Redis state the platform would publish (key records, catalog snapshot, b
 from __future__ import annotations
 
 import os
-import socket
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -19,12 +18,7 @@ from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
 from routing.config import DEV_PEPPER, GatewayConfig
 from sim.catalog import load_catalog
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tokenway.ports import free_port
 
 
 class ServerThread:

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from tokenway.ports import free_port as _free_port
+
 ROOT = Path(__file__).resolve().parents[3]
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
@@ -24,12 +26,6 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _ensure_chromium() -> str | None:
