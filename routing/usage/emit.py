@@ -7,8 +7,6 @@ import asyncio
 import time
 from typing import Any
 
-import orjson
-
 from contracts import redis_keys as rk
 from contracts.usage import UsageEvent
 from routing.call import Bill, Call
@@ -52,7 +50,7 @@ def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
 
 def submit_event(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> list[asyncio.Future[Any]]:
     """XADD (durable hand-off; metering applies it once per request id) and the generation copy."""
-    payload = orjson.dumps(event)  # == event.to_json() (pinned by a test), without asdict's deep copy
+    payload = event.to_json()
     return [
         redis.submit("XADD", rk.USAGE_STREAM, "*", "e", payload),
         redis.submit("SET", rk.generation(event.request_id), payload, "EX", ttl_s),
