@@ -6,18 +6,32 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock | sha256sum | cut 
 export PYTHONPATH := $(CURDIR):$(CURDIR)/platform
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test lint typecheck bench install lock clean-data
+.PHONY: run test lint typecheck bench install lock clean-data manage
 
 $(STAMP): requirements/dev.lock
 	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q --disable-pip-version-check --require-hashes -r requirements/dev.lock
 	@touch $(STAMP)
 
-install: $(STAMP)
-	@test frontend/static/vendor/chart.umd.js -nt frontend/package-lock.json || (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
+STATIC_SOURCES := $(shell find frontend/static -type f -not -path '*/vendor/*' 2>/dev/null) frontend/package-lock.json
 
+install: $(STAMP) staticfiles/staticfiles.json
+
+frontend/static/vendor/chart.umd.js.map: frontend/package-lock.json
+	@cd frontend && npm ci --no-audit --no-fund --loglevel=error
+
+# Hashed, compressed copies of every asset and their manifest, as a production deployment serves them.
+staticfiles/staticfiles.json: $(STAMP) frontend/static/vendor/chart.umd.js.map $(STATIC_SOURCES)
+	@$(PY) manage.py collectstatic --noinput -v 0
+
+# PORT, SIM_PORT, TOKENWAY_DATA_DIR (default .data), STRIPE_PORT, STRIPE_METER_PORT from the environment
+# or the command line (`make run PORT=8001`). Ctrl-C / SIGTERM stops every process in order.
 run: install
 	@$(PY) -m tokenway.devstack run -- $(PY) -m tokenway.runall
+
+# A management command against the running stack: make manage ARGS="create_api_key --tenant demo --name ci"
+manage: install
+	@$(PY) manage.py $(ARGS)
 
 test: install
 	@$(PY) -m tokenway.devstack test -- $(PY) -m pytest $(PYTEST_ARGS)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from tokenway.dburl import database_from_url
-from tokenway.env import env_bool, env_int, env_list, env_secret, env_str
+from tokenway.env import env_bool, env_int, env_list, env_secret, env_str, read_stack_env
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(env_str("TOKENWAY_DATA_DIR", str(BASE_DIR / ".data")))
@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "tokenway",
     "accounts",
@@ -57,6 +58,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files as in production: hashed names from the manifest, served with far-future cache headers.
+    "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -85,12 +88,16 @@ TEMPLATES = [
     },
 ]
 
-DATABASE_URL = env_str("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+# Unset URLs fall back to the servers a running `make run` wrote down (not in tests).
+RUNNING_STACK = {} if TOKENWAY_ENV == "test" else read_stack_env(DATA_DIR / "stack.env")
+DATABASE_URL = env_str(
+    "DATABASE_URL", RUNNING_STACK.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+)
 DATABASES = {"default": database_from_url(DATABASE_URL)}
 DATABASES["default"]["TEST"] = {"NAME": env_str("TOKENWAY_TEST_DB", f"test_tokenway_{os.getpid()}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = env_str("REDIS_URL", RUNNING_STACK.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -111,10 +118,18 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# `collectstatic` (part of `make install`) fills it: hashed, compressed copies listed in a manifest.
+STATIC_ROOT = Path(env_str("TOKENWAY_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "servestatic.storage.CompressedManifestStaticFilesStorage"},
+}
+SERVESTATIC_KEEP_ONLY_HASHED_FILES = True  # only the hashed names are served (immutable, cached for a year)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Tokenway <no-reply@tokenway.local>")
+# Absolute links in emails (invitations); empty = the address of the request that sends them.
+TOKENWAY_SITE_URL = env_str("TOKENWAY_SITE_URL", "")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("TOKENWAY_MAX_BODY_BYTES", 1_048_576)
 
@@ -136,6 +151,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Tenants, members, API keys, provider credentials, catalog, usage and billing.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI and ReDoc ship with the project (drf-spectacular-sidecar): no page loads from outside.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "tokenway.api_schema.add_error_responses",

@@ -65,14 +65,14 @@ def browser() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     import uvicorn
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     from tokenway.asgi import application
 
     port = _free_port()
+    # The app exactly as deployed: its own middleware serves the collected, hashed assets (no test wrapper).
     # lifespan "on": the gateway (/v1/*) starts its Redis clients and catalog/key refreshers.
     config = uvicorn.Config(
-        ASGIStaticFilesHandler(application),  # type: ignore[arg-type]  # the router is a plain ASGI callable
+        application,
         host="127.0.0.1",
         port=port,
         log_level="warning",
