@@ -10,7 +10,8 @@ from django.views.decorators.http import require_POST
 
 from frontend.forms import InviteForm
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
-from tenants.invitations import invitation_create, invitation_revoke
+from tenants.invitation_mail import SentInvitation, invitation_send, site_url
+from tenants.invitations import invitation_revoke
 from tenants.models import Membership, Role
 from tenants.permissions import Action
 from tenants.selectors import tenant_invitation_get, tenant_invitations, tenant_member_get, tenant_members
@@ -27,19 +28,30 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
             return denied
         if form.is_valid():
             try:
-                issued = invitation_create(
-                    actor=membership, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
-                )
+                sent = invitation_send(actor=membership, base_url=site_url(request), **form.cleaned_data)
             except ApiError as exc:
                 apply_api_error(form, exc)
             else:
-                invite_link = request.build_absolute_uri(f"/accounts/invitations/{issued.token}/")
+                _report_sent(request, sent)
+                invite_link = sent.link
                 form = InviteForm()
     return render_console(
         request, membership, "frontend/console/team.html", "team",
         members=tenant_members(membership=membership), invitations=tenant_invitations(membership=membership)[:50],
         form=form, invite_link=invite_link, roles=Role.choices,
     )  # fmt: skip
+
+
+def _report_sent(request: HttpRequest, sent: SentInvitation) -> None:
+    email = sent.issued.invitation.email
+    if not sent.email_sent:
+        messages.warning(request, _("The email to %(email)s could not be sent; copy the link below.") % {"email": email})
+    elif sent.issued.resent:
+        messages.success(
+            request, _("Invitation sent again to %(email)s; the earlier link no longer works.") % {"email": email}
+        )
+    else:
+        messages.success(request, _("Invitation emailed to %(email)s.") % {"email": email})
 
 
 @require_POST

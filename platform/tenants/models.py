@@ -73,5 +73,15 @@ class Invitation(models.Model):
     accepted_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [
+            # One pending invitation per address and tenant: inviting again re-issues it (tenants.invitations).
+            models.UniqueConstraint(
+                fields=["tenant", "email"],
+                condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="uniq_pending_invitation",
+            )
+        ]
+
     def __str__(self) -> str:
         return f"invite {self.email} -> {self.tenant_id}"

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from accounts.models import User
+from tenants.invitations import token_hash
 from tenants.models import Invitation, Membership, Tenant
 
 
@@ -44,6 +45,11 @@ def tenant_invitation_get(*, membership: Membership, invitation_id: int) -> Invi
         return tenant_invitations(membership=membership).get(pk=invitation_id)
     except Invitation.DoesNotExist:
         raise Http404("invitation not found") from None
+
+
+def invitation_by_token(*, token: str) -> Invitation | None:
+    """The invitation a link's token names (any state), or None. Only the hash is looked up."""
+    return Invitation.objects.select_related("tenant", "invited_by").filter(token_hash=token_hash(token)).first()
 
 
 def tenant_of(*, membership: Membership) -> Tenant:

@@ -99,7 +99,10 @@ class InvitationOut(serializers.Serializer[Any]):
 
 
 class InvitationCreatedOut(InvitationOut):
-    token = serializers.CharField(help_text="shown once; send it to the invitee")
+    token = serializers.CharField(help_text="shown once; the emailed link carries it")
+    url = serializers.URLField(help_text="the acceptance link emailed to the invitee")
+    resent = serializers.BooleanField(help_text="true when a pending invitation was re-issued (200), not created (201)")
+    email_sent = serializers.BooleanField(help_text="false when the mail server failed; the link still works")
 
 
 class InvitationAcceptIn(StrictSerializer):

@@ -14,7 +14,8 @@ from rest_framework.views import APIView
 from accounts.models import User
 from tenants import serializers as s
 from tenants.api_base import TenantScopedView
-from tenants.invitations import invitation_accept, invitation_create, invitation_revoke
+from tenants.invitation_mail import invitation_send, site_url
+from tenants.invitations import invitation_accept, invitation_revoke
 from tenants.models import Membership
 from tenants.permissions import Action
 from tenants.selectors import (
@@ -102,14 +103,27 @@ class InvitationListView(TenantScopedView):
         return Response(s.InvitationOut(tenant_invitations(membership=self.membership), many=True).data)
 
     @extend_schema(
-        request=s.InvitationCreateIn, responses={201: s.InvitationCreatedOut}, operation_id="invitations_create"
+        request=s.InvitationCreateIn,
+        responses={201: s.InvitationCreatedOut, 200: s.InvitationCreatedOut},
+        operation_id="invitations_create",
+        description="Emails the acceptance link. Inviting an address with a pending invitation re-sends it "
+        "(new link, new expiry; the earlier link stops working) and answers 200.",
     )
     def post(self, request: Request, tenant_slug: str) -> Response:
         self.require(Action.INVITATION_MANAGE)
         data = s.InvitationCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
-        issued = invitation_create(actor=self.membership, **data.validated_data)
-        return Response(_out(s.InvitationOut, issued.invitation, token=issued.token), status=status.HTTP_201_CREATED)
+        sent = invitation_send(actor=self.membership, base_url=site_url(request), **data.validated_data)
+        issued = sent.issued
+        body = _out(
+            s.InvitationOut,
+            issued.invitation,
+            token=issued.token,
+            url=sent.link,
+            resent=issued.resent,
+            email_sent=sent.email_sent,
+        )
+        return Response(body, status=status.HTTP_200_OK if issued.resent else status.HTTP_201_CREATED)
 
 
 class InvitationDetailView(TenantScopedView):
