@@ -8,7 +8,7 @@ from routing.asgi_io import ASGIApp, Receive, Scope, Send, respond
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.handlers import completions, count_tokens, models
+from routing.handlers import completions, count_tokens, models, responses
 from routing.handlers.common import new_request_id, send_error
 from routing.router.strategy import Strategy
 from routing.wire.dialects import ANTHROPIC, OPENAI
@@ -50,6 +50,10 @@ async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send
         await completions.serve(gateway, OPENAI, scope, receive, send)
     elif method == "POST" and path == "/v1/messages":
         await completions.serve(gateway, ANTHROPIC, scope, receive, send)
+    elif method == "POST" and path == responses.PATH:
+        await responses.serve(gateway, scope, receive, send)
+    elif method == "GET" and path == responses.PATH:
+        await responses.refuse_get(send)
     elif method == "POST" and path == "/v1/messages/count_tokens":
         await count_tokens.serve(gateway, scope, receive, send)
     elif method == "GET" and (path == models.PREFIX or path.startswith(models.PREFIX + "/")):
@@ -71,6 +75,8 @@ def make_gateway_app(config: GatewayConfig | None = None, *, strategy: Strategy 
             await _lifespan(gateway, receive, send)
         elif scope["type"] == "http":
             await _dispatch(gateway, scope, receive, send)
+        elif scope["type"] == "websocket":  # no WebSocket endpoint: Responses clients fall back to POST
+            await responses.refuse_websocket(receive, send)
 
     app.gateway = gateway  # type: ignore[attr-defined]
     return app

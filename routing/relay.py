@@ -12,13 +12,14 @@ from typing import Any
 
 import orjson
 
+from routing import relay_responses
 from routing.asgi_io import Send, end_stream, respond, send_chunk, start_stream
 from routing.call import Call
 from routing.errors import GatewayError
 from routing.failover.upstream import ATTEMPT_ERRORS, Opened
 from routing.translate import response as translate
 from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
-from routing.translate.stream_base import StreamConverter
+from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.wire.sse import SseSplitter
 
@@ -26,6 +27,8 @@ TIMER_SLACK_S = 0.25  # idle-gap precision traded for fewer timer re-arms on the
 
 
 def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
+    if call.dialect.name == "responses":
+        return relay_responses.converter(call, upstream_dialect)
     payload = call.usage_for_client
     model = call.view.model
     if call.dialect.name == "openai":
@@ -68,6 +71,8 @@ def _caller_body(call: Call, upstream: dict[str, Any]) -> dict[str, Any]:
     )
     call.tracker.delivered(text)
     usage = call.usage_for_client()
+    if call.dialect.name == "responses":
+        return relay_responses.caller_body(call, upstream, usage)
     if same:
         upstream["usage"] = usage
         return upstream
@@ -89,7 +94,7 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
     try:
         await _pump(call, opened, converter, send, idle_s=idle_s, deadline=deadline)
     except ATTEMPT_ERRORS as exc:
-        await _fail_in_band(call, send, _mid_stream_error(exc))
+        await _fail_in_band(call, send, _mid_stream_error(exc), converter)
         return
     finally:
         if converter.done:
@@ -133,6 +138,7 @@ async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
             call,
             send,
             GatewayError(502, "upstream_stream_cut", "The provider ended the stream before it was complete."),
+            converter,
         )
         return
     call.complete = True
@@ -145,7 +151,8 @@ def _mid_stream_error(exc: BaseException) -> GatewayError:
     return GatewayError(502, "upstream_stream_cut", f"The provider connection failed mid-stream: {exc}")
 
 
-async def _fail_in_band(call: Call, send: Send, error: GatewayError) -> None:
+async def _fail_in_band(call: Call, send: Send, error: GatewayError, converter: StreamConverter) -> None:
     call.status = "upstream_error"
     call.extra_flags.append(error.code)
-    await end_stream(send, call.dialect.stream_error(error))
+    tail = converter.fail(error) if isinstance(converter, FailsInBand) else call.dialect.stream_error(error)
+    await end_stream(send, tail)

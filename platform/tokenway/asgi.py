@@ -32,7 +32,7 @@ async def application(scope, receive, send):
     if scope["type"] == "lifespan":
         await gateway(scope, receive, send)
         return
-    if scope["type"] == "http" and is_gateway_path(scope):
+    if scope["type"] in ("http", "websocket") and is_gateway_path(scope):  # /v1 websockets: refused there
         await gateway(scope, receive, send)
         return
     await django_app(scope, receive, send)

@@ -39,5 +39,11 @@ def openai_fingerprint(body: dict[str, Any]) -> str | None:
     return _digest(None, body.get("tools"), head)
 
 
+def keyed_fingerprint(tenant_id: int, model: str, cache_key: str) -> str:
+    """The caller names its conversation (Responses ``prompt_cache_key``): scoped to the tenant and
+    model, so two tenants' equal keys never share an affinity."""
+    return _digest("key", tenant_id, model, cache_key)
+
+
 def _digest(*parts: Any) -> str:
     return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()

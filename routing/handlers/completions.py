@@ -10,7 +10,7 @@ from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Tokens, cost_micros
 from routing.accounting import account
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
-from routing.cache_hygiene.fingerprint import anthropic_fingerprint, openai_fingerprint
+from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
 from routing.errors import GatewayError
 from routing.gateway import Gateway
@@ -40,7 +40,8 @@ async def serve(gw: Gateway, dialect: Dialect, scope: Scope, receive: Receive, s
         return
     except ClientGone:
         return
-    call = Call(request_id, dialect, view, body, headers, record, UsageTracker(view.input_estimate))
+    forward = body if view.forward is None else view.forward  # Responses: already translated to chat
+    call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
     await _run(gw, call, receive, send)
 
 
@@ -89,7 +90,9 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     call.mode = route_mode(call.headers.get("x-tokenway-route"), record)
     prefs = provider_prefs.parse(view.provider_prefs)
     need = Need(view.input_estimate, view.max_tokens, view.needs)
-    if view.input_estimate >= AFFINITY_MIN_TOKENS:
+    if view.cache_key:
+        call.fingerprint = keyed_fingerprint(record.tenant_id, view.model, view.cache_key)
+    elif view.input_estimate >= AFFINITY_MIN_TOKENS:
         call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
     affinity = await gw.affinity.lookup(call.fingerprint) if call.fingerprint else None
     route = plan(

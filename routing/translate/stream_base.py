@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from routing.errors import GatewayError
 from routing.usage.tracker import UsageTracker
 from routing.wire.sse import SseEvent
 
@@ -22,3 +23,10 @@ class StreamConverter(Protocol):
     def finish(self) -> bytes:
         """Bytes that close the caller's stream after a clean upstream end."""
         ...
+
+
+@runtime_checkable
+class FailsInBand(Protocol):
+    """A converter whose stream has state an in-band failure must follow (Responses sequence numbers)."""
+
+    def fail(self, error: GatewayError) -> bytes: ...

@@ -8,7 +8,7 @@ from typing import Any
 
 from contracts.usage import Tokens
 from routing.errors import GatewayError
-from routing.wire import anthropic, openai
+from routing.wire import anthropic, openai, responses
 from routing.wire.request import Body, RequestView
 
 
@@ -26,3 +26,4 @@ class Dialect:
 
 OPENAI = Dialect("openai", openai.view, openai.error_body, openai.stream_error, openai.usage_payload)
 ANTHROPIC = Dialect("anthropic", anthropic.view, anthropic.error_body, anthropic.stream_error, anthropic.usage_payload)
+RESPONSES = Dialect("responses", responses.view, responses.error_body, responses.stream_error, responses.usage_payload)

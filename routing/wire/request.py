@@ -12,7 +12,7 @@ Body = dict[str, Any]
 
 @dataclass(slots=True)
 class RequestView:
-    dialect: str  # the caller's wire format: "openai" | "anthropic"
+    dialect: str  # the caller's wire format: "openai" | "anthropic" | "responses"
     model: str
     stream: bool
     max_tokens: int | None
@@ -20,6 +20,8 @@ class RequestView:
     needs: frozenset[str]  # parameters the request uses: "tools", "json_mode", "vision"
     provider_prefs: dict[str, Any]
     wants_stream_usage: bool  # OpenAI: stream_options.include_usage was asked by the client
+    forward: Body | None = None  # the body to forward when the caller's format is translated up front
+    cache_key: str | None = None  # the caller's own conversation key (Responses ``prompt_cache_key``)
 
 
 def estimate_input_tokens(messages: Any, *extra: Any) -> int:
