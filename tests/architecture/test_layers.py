@@ -1,0 +1,42 @@
+"""The layer contracts in pyproject.toml hold for the tree, and they do catch a deliberate violation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint(cwd: Path, pythonpath: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": pythonpath}
+    return subprocess.run([str(LINT_IMPORTS)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_tree_keeps_every_layer_contract():
+    result = _lint(ROOT, f"{ROOT}{os.pathsep}{ROOT / 'platform'}")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+def test_a_gateway_module_importing_django_or_an_app_breaks_the_build(tmp_path):
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    for package in config["root_packages"]:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "routing" / "handler.py").write_text("import django.db\nfrom metering import models\n")
+    (tmp_path / "metering" / "models.py").write_text("")
+    (tmp_path / "metering" / "views.py").write_text("import frontend\n")
+    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.routing\n")  # the one allowed import
+    (tmp_path / "frontend" / "routing.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    result = _lint(tmp_path, str(tmp_path))
+    assert result.returncode == 1
+    assert "routing.handler -> django (l.1)" in result.stdout
+    assert "routing.handler -> metering.models (l.2)" in result.stdout
+    assert "metering.views -> frontend" in result.stdout
+    assert "Contracts: 2 kept, 2 broken." in result.stdout
