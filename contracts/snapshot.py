@@ -41,11 +41,22 @@ class OfferingSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSnapshot:
+    """Model-level facts for name resolution (contracts.model_names); the order of
+    ``CatalogSnapshot.models`` is the catalog's and breaks version ties (later is newer)."""
+
+    slug: str
+    author: str = ""  # e.g. "anthropic": ``anthropic/claude-sonnet-4.5`` resolves
+    aliases: tuple[str, ...] = ()  # explicit, from the catalog file
+
+
+@dataclass(frozen=True, slots=True)
 class CatalogSnapshot:
     version: int
     generated_at: float
     offerings: tuple[OfferingSnapshot, ...]
     schema: int = SNAPSHOT_VERSION
+    models: tuple[ModelSnapshot, ...] = ()  # added within schema 1: older documents have none
 
     def to_json(self) -> bytes:
         return orjson.dumps(asdict(self))
@@ -60,7 +71,12 @@ class CatalogSnapshot:
             item["prices"] = Prices(**item["prices"])
             item["parameters"] = tuple(item["parameters"])
             offerings.append(OfferingSnapshot(**item))
-        return cls(version=data["version"], generated_at=data["generated_at"], offerings=tuple(offerings))
+        models = tuple(
+            ModelSnapshot(**{**item, "aliases": tuple(item.get("aliases") or ())}) for item in data.get("models") or ()
+        )
+        return cls(
+            version=data["version"], generated_at=data["generated_at"], offerings=tuple(offerings), models=models
+        )
 
 
 @dataclass(frozen=True, slots=True)

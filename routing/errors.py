@@ -5,6 +5,8 @@ Rendering into the caller's dialect lives in routing/wire/.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class GatewayError(Exception):
     """A refusal or failure the caller sees; ``code`` is stable, ``message`` human."""
@@ -38,10 +40,10 @@ def forbidden(message: str) -> GatewayError:
     return GatewayError(403, "forbidden_scope", message)
 
 
-def unknown_model(model: str) -> GatewayError:
-    return GatewayError(
-        404, "model_not_found", f"The model {model!r} does not exist or is not available.", param="model"
-    )
+def unknown_model(model: str, suggestions: Sequence[str] = ()) -> GatewayError:
+    hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+    message = f"The model {model!r} does not exist or is not available.{hint} GET /v1/models lists every name."
+    return GatewayError(404, "model_not_found", message, param="model")
 
 
 def body_too_large(limit: int) -> GatewayError:

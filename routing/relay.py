@@ -18,6 +18,7 @@ from routing.call import Call
 from routing.errors import GatewayError
 from routing.failover.upstream import ATTEMPT_ERRORS, Opened
 from routing.translate import response as translate
+from routing.translate.model_field import Renamed, rename_json
 from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
@@ -33,7 +34,8 @@ def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
     model = call.view.model
     if call.dialect.name == "openai":
         if upstream_dialect == "openai":
-            return OpenAIPassthrough(call.tracker, payload, client_wants_usage=call.view.wants_stream_usage)
+            passthrough = OpenAIPassthrough(call.tracker, payload, client_wants_usage=call.view.wants_stream_usage)
+            return Renamed(passthrough, model)
         return AnthropicToOpenAI(
             call.tracker,
             payload,
@@ -42,7 +44,7 @@ def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
             include_usage=call.view.wants_stream_usage,
         )
     if upstream_dialect == "anthropic":
-        return AnthropicPassthrough(call.tracker, payload)
+        return Renamed(AnthropicPassthrough(call.tracker, payload), model)
     return OpenAIToAnthropic(call.tracker, payload, message_id=f"msg_{call.request_id}", model=model)
 
 
@@ -75,7 +77,7 @@ def _caller_body(call: Call, upstream: dict[str, Any]) -> dict[str, Any]:
         return relay_responses.caller_body(call, upstream, usage)
     if same:
         upstream["usage"] = usage
-        return upstream
+        return rename_json(upstream, call.view.model)
     if call.dialect.name == "anthropic":
         return translate.openai_to_anthropic(
             upstream, message_id=f"msg_{call.request_id}", model=call.view.model, usage=usage

@@ -100,3 +100,18 @@ def load_catalog(path: Path | str = DEFAULT_CATALOG) -> dict[str, ProviderSpec]:
         )
         for slug, item in providers.items()
     }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    slug: str
+    author: str = ""
+    aliases: tuple[str, ...] = ()
+
+
+def load_models(path: Path | str = DEFAULT_CATALOG) -> tuple[ModelSpec, ...]:
+    """The catalog's models in file order, with the names callers may use for them."""
+    data = yaml.safe_load(Path(path).read_text())
+    return tuple(
+        ModelSpec(item["slug"], item.get("author") or "", tuple(item.get("aliases") or ())) for item in data["models"]
+    )

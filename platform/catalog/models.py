@@ -41,6 +41,7 @@ class Model(models.Model):
     context_window = models.PositiveIntegerField()
     max_output = models.PositiveIntegerField()
     quality = models.FloatField(default=0.5)
+    aliases = models.JSONField(default=list, blank=True)  # other names callers send (contracts.model_names)
 
     def __str__(self) -> str:
         return self.slug

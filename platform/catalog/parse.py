@@ -7,6 +7,7 @@ from typing import Any
 
 from catalog.schema import (
     MODEL_FIELDS,
+    MODEL_SLUG_RE,
     OFFERING_FIELDS,
     PARAMETERS,
     PRICE_FIELDS,
@@ -55,6 +56,28 @@ def _parameters(node: Any, path: str, errors: Errors) -> list[str]:
     return sorted({item.value for item in node.value if isinstance(item.value, str)})
 
 
+def _aliases(node: Any, path: str, errors: Errors) -> list[Located]:
+    """Other names of a model (docs/catalog-format.md), each with its line; syntax checked here."""
+    if not isinstance(node, Located) or not isinstance(node.value, list):
+        return []  # absent, or already reported by check_mapping
+    valid = []
+    for index, item in enumerate(node.value):
+        if isinstance(item.value, str) and MODEL_SLUG_RE.match(item.value):
+            valid.append(item)
+        else:
+            errors.add(item.line, f"{path}[{index}]", "must be a model name of [A-Za-z0-9._:/-]")
+    return valid
+
+
+def _check_aliases(spec: CatalogSpec, located: dict[str, list[Located]], errors: Errors) -> None:
+    """An alias never shadows a slug (the slug would win and the alias would silently do nothing)."""
+    for slug, items in located.items():
+        for item in items:
+            if item.value in spec.models:
+                errors.add(item.line, f"models[{slug}].aliases", f"names the model slug {item.value!r}")
+        spec.models[slug]["aliases"] = list(dict.fromkeys(i.value for i in items if i.value not in spec.models))
+
+
 def _providers(root: dict[str, Located], spec: CatalogSpec, errors: Errors, sim_base_url: str) -> None:
     for index, node in enumerate(_items(root, "providers", errors)):
         path = f"providers[{index}]"
@@ -69,6 +92,7 @@ def _providers(root: dict[str, Located], spec: CatalogSpec, errors: Errors, sim_
 
 
 def _models(root: dict[str, Located], spec: CatalogSpec, errors: Errors) -> None:
+    located: dict[str, list[Located]] = {}
     for index, node in enumerate(_items(root, "models", errors)):
         path = f"models[{index}]"
         data = check_mapping(node, MODEL_FIELDS, path, errors)
@@ -77,7 +101,9 @@ def _models(root: dict[str, Located], spec: CatalogSpec, errors: Errors) -> None
         if data["slug"] in spec.models:
             errors.add(node.line, f"{path}.slug", f"duplicates model {data['slug']!r}")
         data["quality"] = float(data["quality"]) if isinstance(data["quality"], int | float) else 0.5
+        located[data["slug"]] = _aliases(data["aliases"], f"{path}.aliases", errors)
         spec.models[data["slug"]] = data
+    _check_aliases(spec, located, errors)
 
 
 def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_base_url: str) -> None:

@@ -7,10 +7,10 @@ import time
 
 import redis
 
-from catalog.models import Offering
+from catalog.models import Model, Offering
 from catalog.selectors import current_price, offerings_with_current_price
 from contracts import redis_keys
-from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
 from contracts.usage import Prices
 from tokenway.redis_client import get_redis
 
@@ -58,9 +58,19 @@ def offering_snapshot(offering: Offering) -> OfferingSnapshot | None:
     )
 
 
+def model_snapshots() -> tuple[ModelSnapshot, ...]:
+    """Every model in catalog order (creation order: the file's order when it was loaded)."""
+    return tuple(
+        ModelSnapshot(slug=m.slug, author=m.author, aliases=tuple(m.aliases or ()))
+        for m in Model.objects.order_by("pk")
+    )
+
+
 def build_catalog_snapshot(version: int) -> CatalogSnapshot:
     offerings = [snap for o in offerings_with_current_price() if (snap := offering_snapshot(o)) is not None]
-    return CatalogSnapshot(version=version, generated_at=time.time(), offerings=tuple(offerings))
+    return CatalogSnapshot(
+        version=version, generated_at=time.time(), offerings=tuple(offerings), models=model_snapshots()
+    )
 
 
 def publish_catalog() -> int:

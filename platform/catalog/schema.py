@@ -92,6 +92,7 @@ MODEL_FIELDS: dict[str, tuple[Check, Any]] = {
     "context_window": (_pos_int, MISSING),
     "max_output": (_pos_int, MISSING),
     "quality": (_unit_float, 0.5),
+    "aliases": (lambda v: None if isinstance(v, list) else "must be a list", ()),  # items: parse.py
 }
 OFFERING_FIELDS: dict[str, tuple[Check, Any]] = {
     "model": (_str, MISSING),

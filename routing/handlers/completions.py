@@ -18,7 +18,7 @@ from routing.handlers.common import authenticate, new_request_id, parse_json, se
 from routing.limits.admission import admit
 from routing.router import prefs as provider_prefs
 from routing.router.candidates import Need
-from routing.router.route import check_model_scope, plan, route_mode
+from routing.router.route import check_model_scope, plan, resolve_model, route_mode
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
@@ -86,6 +86,8 @@ async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[Non
 
 async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     view, record = call.view, call.record
+    alias = resolve_model(gw.catalog, view.model)
+    view.model = alias.model  # the catalog model routes, bills and names the answer from here on
     check_model_scope(view.model, record)
     call.mode = route_mode(call.headers.get("x-tokenway-route"), record)
     prefs = provider_prefs.parse(view.provider_prefs)
@@ -99,7 +101,7 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
         state=gw.catalog, health=gw.health, strategy=gw.strategy, record=record, model=view.model,
         need=need, prefs=prefs, mode=call.mode, affinity=affinity,
     )  # fmt: skip
-    call.route_reason = route.reason
+    call.route_reason = f"{alias.reason};{route.reason}" if alias.reason else route.reason
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gw.config.deadline_s + gw.config.hold_grace_s

@@ -5,9 +5,10 @@ from __future__ import annotations
 import orjson
 
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, respond
-from routing.errors import GatewayError, unknown_model
+from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.router.route import resolve_model
 from routing.wire import anthropic
 from routing.wire.dialects import ANTHROPIC
 
@@ -17,8 +18,7 @@ async def serve(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None
     try:
         await authenticate(gw, header_map(scope))
         view = anthropic.view(parse_json(await read_body(receive, gw.config.max_body_bytes)), count_only=True)
-        if view.model not in gw.catalog.by_model:
-            raise unknown_model(view.model)
+        resolve_model(gw.catalog, view.model)
     except GatewayError as err:
         await send_error(send, ANTHROPIC, err, request_id)
         return

@@ -8,9 +8,10 @@ from typing import Any
 import orjson
 
 from routing.asgi_io import Scope, Send, header_map, respond
-from routing.errors import GatewayError, unknown_model
+from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, send_error
+from routing.router.route import resolve_model
 from routing.wire.dialects import ANTHROPIC, OPENAI, Dialect
 
 PREFIX = "/v1/models"
@@ -20,10 +21,11 @@ def _dialect(headers: dict[str, str]) -> Dialect:
     return ANTHROPIC if "anthropic-version" in headers else OPENAI
 
 
-def _model(gw: Gateway, model: str, created: int) -> dict[str, Any]:
+def _model(gw: Gateway, model: str, created: int, *, name: str | None = None) -> dict[str, Any]:
+    """A catalog model's entry; ``name``: the entry of one of its other names (``alias_of`` says whose)."""
     offerings = gw.catalog.by_model[model]
     return {
-        "id": model,
+        "id": name or model,
         "object": "model",
         "type": "model",
         "created": created,
@@ -32,7 +34,21 @@ def _model(gw: Gateway, model: str, created: int) -> dict[str, Any]:
         "owned_by": "tokenway",
         "context_length": max(o.context_window for o in offerings),
         "providers": sorted({o.provider for o in offerings}),
+        "aliases": gw.catalog.names.listed.get(model, []),
+        **({"alias_of": model} if name else {}),
     }
+
+
+def _one(gw: Gateway, model_id: str, created: int) -> dict[str, Any]:
+    resolution = resolve_model(gw.catalog, model_id)
+    return _model(gw, resolution.model, created, name=None if resolution.kind == "slug" else model_id)
+
+
+def _all(gw: Gateway, created: int) -> list[dict[str, Any]]:
+    """Catalog models, then one entry per provider id (``claude-sonnet-4-5-20250929``) they answer to."""
+    models = [_model(gw, m, created) for m in gw.catalog.models()]
+    official = sorted(gw.catalog.names.official.items())
+    return models + [_model(gw, slug, created, name=name) for name, slug in official if slug in gw.catalog.by_model]
 
 
 async def serve(gw: Gateway, scope: Scope, send: Send) -> None:
@@ -44,11 +60,9 @@ async def serve(gw: Gateway, scope: Scope, send: Send) -> None:
         await authenticate(gw, headers)
         model_id = scope["path"][len(PREFIX) :].lstrip("/")
         if model_id:
-            if model_id not in gw.catalog.by_model:
-                raise unknown_model(model_id)
-            body = _model(gw, model_id, created)
+            body = _one(gw, model_id, created)
         else:
-            data = [_model(gw, m, created) for m in gw.catalog.models()]
+            data = _all(gw, created)
             body = {"object": "list", "data": data, "has_more": False,
                     "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}  # fmt: skip
     except GatewayError as err:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contracts.keyrecord import ROUTE_MODES, KeyRecord
+from contracts.model_names import Resolution
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Tokens, cost_micros
 from routing.errors import GatewayError, forbidden, unknown_model
@@ -31,6 +32,14 @@ def route_mode(header: str | None, record: KeyRecord) -> str:
     if record.allowed_route_modes is not None and mode not in record.allowed_route_modes:
         raise forbidden(f"This API key may not use the {mode!r} route mode.")
     return mode
+
+
+def resolve_model(state: CatalogState, asked: str) -> Resolution:
+    """The catalog model a request's ``model`` names (contracts.model_names); 404 with the closest names."""
+    resolution = state.resolve(asked)
+    if resolution is None:
+        raise unknown_model(asked, state.names.suggest(asked))
+    return resolution
 
 
 def check_model_scope(model: str, record: KeyRecord) -> None:

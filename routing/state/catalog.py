@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from contracts.model_names import ModelNames, NameIndex, Resolution
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
 
 
@@ -14,6 +15,7 @@ class CatalogState:
         self.stats: StatsSnapshot | None = None
         self.by_model: dict[str, tuple[OfferingSnapshot, ...]] = {}
         self.by_id: dict[int, OfferingSnapshot] = {}
+        self.names = NameIndex(())
         self._stats_view: Mapping[str, OfferingStats] = {}
         self._stats_fallback: Mapping[str, OfferingStats] = {}
 
@@ -24,6 +26,7 @@ class CatalogState:
                 by_model.setdefault(offering.model, []).append(offering)
         self.by_model = {model: tuple(items) for model, items in by_model.items()}
         self.by_id = {o.offering_id: o for o in catalog.offerings}
+        self.names = NameIndex(model_names(catalog, self.by_model))
         self.catalog = catalog
 
     def set_stats(self, stats: StatsSnapshot) -> None:
@@ -37,3 +40,24 @@ class CatalogState:
 
     def models(self) -> list[str]:
         return sorted(self.by_model)
+
+    def resolve(self, asked: str) -> Resolution | None:
+        """O(1) for a slug (the common case), dict lookups for an alias, the family rule on a miss."""
+        if asked in self.by_model:
+            return Resolution(asked, asked, "slug")
+        return self.names.resolve(asked)
+
+
+def model_names(catalog: CatalogSnapshot, served: Mapping[str, tuple[OfferingSnapshot, ...]]) -> list[ModelNames]:
+    """Names of the models that have an active offering, in the catalog's order (older
+    snapshots without ``models``: the order of first appearance among the offerings)."""
+    declared = {m.slug: m for m in catalog.models}
+    order = [m.slug for m in catalog.models] + [o.model for o in catalog.offerings]
+    out: list[ModelNames] = []
+    for slug in dict.fromkeys(order):
+        if slug in served:
+            model = declared.get(slug)
+            upstream = tuple(dict.fromkeys(o.upstream_model for o in served[slug]))
+            aliases = model.aliases if model else ()
+            out.append(ModelNames(slug, upstream, aliases, model.author if model else ""))
+    return out

@@ -117,3 +117,41 @@ def test_demo_catalog_loads_twice_without_changes(redis_client):
     assert _load(DEMO).strip() == "no changes"
     snapshot = CatalogSnapshot.from_json(redis_client.get(redis_keys.CATALOG_SNAPSHOT))
     assert len(snapshot.offerings) >= 40
+
+
+def _with_aliases(aliases: str) -> str:
+    anchor = "    name: DeepSeek V3.2\n"
+    return SMALL.replace(anchor, f"{anchor}    aliases: {aliases}\n")
+
+
+def test_model_aliases_are_parsed_in_order_without_duplicates():
+    spec = parse_catalog(_with_aliases("[deepseek-chat, ds, deepseek-chat]"), filename="a.yaml", sim_base_url="x")
+    assert spec.models["deepseek-v3.2"]["aliases"] == ["deepseek-chat", "ds"]
+    assert spec.models["claude-sonnet-4.5"]["aliases"] == []
+
+
+def test_alias_that_names_a_slug_or_is_malformed_is_reported_with_its_line():
+    text = _with_aliases("[claude-sonnet-4.5, 'bad name']")
+    line = text.splitlines().index("    aliases: [claude-sonnet-4.5, 'bad name']") + 1
+    assert sorted(_errors(text)) == [
+        f"demo.yaml:{line}: models[0].aliases[1] must be a model name of [A-Za-z0-9._:/-]",
+        f"demo.yaml:{line}: models[deepseek-v3.2].aliases names the model slug 'claude-sonnet-4.5'",
+    ]
+    assert _errors(_with_aliases("sonnet")) == [f"demo.yaml:{line}: models[0].aliases must be a list"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_aliases_are_stored_and_carried_in_the_snapshot(tmp_path, redis_client):
+    path = tmp_path / "aliased.yaml"
+    path.write_text(_with_aliases("[ds]"))
+    assert "+ model deepseek-v3.2" in _load(path)
+    assert Model.objects.get(slug="deepseek-v3.2").aliases == ["ds"]
+    path.write_text(_with_aliases("[ds, deepseek]"))
+    assert "model deepseek-v3.2: aliases" in _load(path)
+    snapshot = CatalogSnapshot.from_json(redis_client.get(redis_keys.CATALOG_SNAPSHOT))
+    models = {m.slug: m for m in snapshot.models}
+    assert models["deepseek-v3.2"].aliases == ("ds", "deepseek")
+    assert models["deepseek-v3.2"].author == "deepseek"
+    assert [m.slug for m in snapshot.models] == list(
+        parse_catalog(path.read_text(), filename="a", sim_base_url="").models
+    )

@@ -15,9 +15,9 @@ import uvicorn
 from contracts import redis_keys as rk
 from contracts.apikey_format import generate_key, hash_key
 from contracts.keyrecord import KeyRecord, Limits
-from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
 from routing.config import DEV_PEPPER, GatewayConfig
-from sim.catalog import load_catalog
+from sim.catalog import load_catalog, load_models
 from tokenway.ports import free_port
 
 
@@ -73,7 +73,8 @@ def catalog_from_sim(provider_url: Any) -> CatalogSnapshot:
                     cache_ttl_s=spec.cache_ttl_s,
                 )
             )
-    return CatalogSnapshot(version=1, generated_at=time.time(), offerings=tuple(offerings))
+    models = tuple(ModelSnapshot(m.slug, m.author, m.aliases) for m in load_models())
+    return CatalogSnapshot(version=1, generated_at=time.time(), offerings=tuple(offerings), models=models)
 
 
 def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:

@@ -1,0 +1,52 @@
+"""The ``model`` a caller sees is the catalog model it was served by, not the provider's name for it.
+
+Translated answers are built with the catalog model already; pass-through answers carry the
+provider's ``model`` (``deepseek-chat``, ``claude-sonnet-4-5-20250929``), rewritten here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from routing.translate.stream_base import StreamConverter
+from routing.usage.tracker import UsageTracker
+from routing.wire.sse import SseEvent
+
+# A top-level-looking "model" member. Inside a JSON string its quotes are escaped (\"model\"),
+# so text, tool arguments and thinking never match.
+_FIELD_RE = re.compile(rb'"model"\s*:\s*"(?:[^"\\]|\\.)*"')
+
+
+def rename_json(body: dict[str, Any], model: str) -> dict[str, Any]:
+    if "model" in body:
+        body["model"] = model
+    return body
+
+
+def rename_bytes(raw: bytes, field: bytes) -> bytes:
+    """First ``"model": "..."`` member of ``raw`` replaced by ``field``; ``raw`` itself when absent."""
+    if b'"model"' not in raw:
+        return raw
+    return _FIELD_RE.sub(lambda _: field, raw, count=1)
+
+
+class Renamed:
+    """A pass-through stream converter whose events name the catalog model."""
+
+    def __init__(self, inner: StreamConverter, model: str) -> None:
+        self.inner = inner
+        self.tracker: UsageTracker = inner.tracker
+        self.done = False
+        self.upstream_error = False
+        self._field = b'"model":' + orjson.dumps(model)
+
+    def feed(self, event: SseEvent) -> bytes:
+        out = rename_bytes(self.inner.feed(event), self._field)
+        self.done, self.upstream_error = self.inner.done, self.inner.upstream_error
+        return out
+
+    def finish(self) -> bytes:
+        return self.inner.finish()
