@@ -71,9 +71,10 @@ def _tool_result(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
-    """Consecutive turns of one role merge (tool results then the user's text)."""
-    if out and out[-1]["role"] == role and isinstance(out[-1]["content"], list):
-        out[-1]["content"].extend(blocks)
+    """Consecutive turns of one role merge (tool results then the user's text; two user messages)."""
+    if out and out[-1]["role"] == role:
+        prior = out[-1]["content"]
+        out[-1]["content"] = (_blocks(prior) if isinstance(prior, str) else prior) + blocks
     else:
         out.append({"role": role, "content": blocks})
 
