@@ -3,6 +3,10 @@
 The gateway builds it after the response (or the client's disconnect) and hands
 it to metering over the Redis stream ``contracts.redis_keys.USAGE_STREAM``;
 metering applies it to the ledger exactly once per ``request_id``.
+
+Version rules: a field added with a default (old events still parse) keeps ``USAGE_EVENT_VERSION``;
+deploy metering before the gateway so the reader knows the field first. A renamed or re-interpreted
+field bumps the version, and a reader refuses versions it does not know.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import orjson
 USAGE_EVENT_VERSION = 1
 MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (USD)
 TOKENS_PER_PRICE_UNIT = 1_000_000  # prices are quoted per 1M tokens
+# "rejected": refused after the key was authenticated and before any provider was tried (limits,
+# balance, scope, unknown model, invalid body, no offering): zero tokens, zero money, no hold.
+USAGE_STATUSES = ("ok", "upstream_error", "client_cancelled", "failed", "rejected")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +85,7 @@ class UsageEvent:
     prices: Prices | None
     cost_micros: int  # what the provider charges us, from the price snapshot
     charge_micros: int  # what the tenant pays (contracts.pricing.charge_micros)
-    status: str  # "ok" | "upstream_error" | "client_cancelled" | "failed"
+    status: str  # one of USAGE_STATUSES
     http_status: int
     stream: bool
     byok: bool = False
@@ -92,6 +99,7 @@ class UsageEvent:
     cache_fingerprint: str | None = None
     flags: tuple[str, ...] = ()  # e.g. "clamped_cache_read", "usage_missing"
     finished_at: float = 0.0
+    error_code: str = ""  # the stable code the caller saw when the call was refused or failed ("" when ok)
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:

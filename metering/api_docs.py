@@ -13,6 +13,7 @@ _Out = serializers.Serializer[Any]
 class GenerationOut(_Out):
     id = serializers.CharField()
     ingested = serializers.BooleanField()
+    key_id = serializers.IntegerField(allow_null=True)
     model = serializers.CharField(allow_null=True)
     provider = serializers.CharField(allow_null=True)
     offering_id = serializers.IntegerField(allow_null=True)
@@ -21,6 +22,9 @@ class GenerationOut(_Out):
     charge_micros = serializers.IntegerField()
     cache = serializers.DictField()
     timings = serializers.DictField()
+    status = serializers.CharField(allow_null=True, help_text="ok, upstream_error, client_cancelled, failed, rejected")
+    http_status = serializers.IntegerField(allow_null=True, help_text="what the caller got")
+    error_code = serializers.CharField(allow_blank=True, help_text="the stable error code the caller saw; '' when ok")
 
 
 class CurrentKeyLimitsOut(_Out):
@@ -56,6 +60,16 @@ class CurrentKeySummaryOut(_Out):
 # Inline: a declared field named "data" would shadow Serializer.data.
 UsageOut = inline_serializer(
     "UsageOut", {"group": serializers.CharField(), "data": serializers.ListField(child=serializers.DictField())}
+)
+
+
+GenerationsOut = inline_serializer(
+    "GenerationsOut",
+    {
+        "data": GenerationOut(many=True),
+        "next_cursor": serializers.CharField(allow_null=True, help_text="pass as cursor for the next page"),
+        "has_more": serializers.BooleanField(),
+    },
 )
 
 

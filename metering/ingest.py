@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from orjson import dumps
 
+from apikeys.services import api_keys_touch
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
 from metering.ledger import JournalSpec, journals_post, raw_cursor
@@ -36,7 +37,7 @@ _COLUMNS = {
     "status": "text", "http_status": "smallint", "stream": "boolean", "byok": "boolean", "dialect_in": "text",
     "attempts": "smallint", "cache_fingerprint": "text", "flags": "jsonb", "started_at": "timestamptz",
     "finished_at": "timestamptz", "ttft_ms": "double precision", "total_ms": "double precision",
-    "created_at": "timestamptz",
+    "created_at": "timestamptz", "error_code": "text",
 }  # fmt: skip
 _INSERT_USAGE = (
     f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
@@ -95,6 +96,7 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
         event.ttft_ms,
         max(event.total_ms, 0.0),
         now,
+        event.error_code[:64],
     ]
 
 
@@ -139,12 +141,26 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
         inserted = _insert_usage([_row(event, priced, now) for event, priced in valid])
         crash_point("mid_batch")
         fresh = [(event, priced) for event, priced in valid if event.request_id in inserted]
-        journals_post(specs=[usage_journal(event, priced) for event, priced in fresh], at=now)
-        _meter_events_enqueue(fresh, tenants, now)
+        billed = [(event, priced) for event, priced in fresh if event.status != "rejected"]  # refused: no money
+        journals_post(specs=[usage_journal(event, priced) for event, priced in billed], at=now)
+        _meter_events_enqueue(billed, tenants, now)
+    keys_touch(events=[event for event, _ in valid])
     result.inserted = [event for event, _ in fresh]
     result.duplicates = len(valid) - len(fresh)
     result.tenant_ids = {event.tenant_id for event in result.inserted}
     return result
+
+
+def keys_touch(*, events: list[UsageEvent]) -> None:
+    """Each key's ``last_used_at`` moves to its newest event of the batch: one UPDATE per batch, after the
+    ledger commit (a lost touch costs nothing; it is never money). Rejected calls count: the key was used."""
+    last_used: dict[int, datetime] = {}
+    for event in events:
+        at = _epoch(event.finished_at)
+        if at is not None and (event.key_id not in last_used or at > last_used[event.key_id]):
+            last_used[event.key_id] = at
+    if last_used:
+        api_keys_touch(last_used=last_used)
 
 
 def _meter_events_enqueue(fresh: list[tuple[UsageEvent, Priced]], tenants: dict[int, Tenant], now: datetime) -> None:

@@ -39,8 +39,9 @@ class UsageRecord(models.Model):
     cost_micros = models.BigIntegerField()  # provider cost (0 for BYOK: the provider bills the tenant)
     charge_micros = models.BigIntegerField()  # tenant price
     full_input_price_micros = models.BigIntegerField(default=0)  # cache reads at full input price (savings)
-    status = models.CharField(max_length=32)
+    status = models.CharField(max_length=32)  # contracts.usage.USAGE_STATUSES; "rejected" has no journal
     http_status = models.PositiveSmallIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True, default="")  # what the caller saw, e.g. key_rate_limited
     stream = models.BooleanField(default=False)
     byok = models.BooleanField(default=False)
     dialect_in = models.CharField(max_length=16, blank=True)

@@ -73,8 +73,8 @@ def check_usage_has_journal() -> list[Finding]:
     since = timezone.now() - RECENT
     rows = _rows(
         "SELECT u.request_id FROM metering_usagerecord u LEFT JOIN metering_journal j "
-        "ON j.key = 'usage:' || u.request_id WHERE u.created_at >= %s AND j.id IS NULL LIMIT 100",
-        [since],
+        "ON j.key = 'usage:' || u.request_id WHERE u.created_at >= %s AND j.id IS NULL AND u.status <> %s LIMIT 100",
+        [since, "rejected"],  # a rejected call moved no money: it has no journal by design
     )
     return [Finding("usage_without_journal", "error", rid) for (rid,) in rows]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from contracts.redis_keys import generation
 from metering.alerts import month_start, tenant_month_spend_micros
+from metering.cursors import cursor_decode, cursor_encode
 from metering.ledger import tenant_account_balance
 from metering.models import AccountKind, Balance, MeterEvent, MeterStatus, ReconciliationFinding, UsageRecord
 from tenants.models import BillingMode, Tenant
@@ -43,6 +45,7 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
     return {
         "id": r.request_id,
         "ingested": True,
+        "key_id": r.key_id,
         "model": r.model,
         "provider": r.provider,
         "offering_id": r.offering_id,
@@ -58,6 +61,7 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
         "timings": {"ttft_ms": r.ttft_ms, "total_ms": r.total_ms, "finished_at": r.finished_at.isoformat()},
         "status": r.status,
         "http_status": r.http_status,
+        "error_code": r.error_code,
         "stream": r.stream,
         "byok": r.byok,
         "attempts": r.attempts,
@@ -78,6 +82,7 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": e["request_id"],
         "ingested": False,
+        "key_id": e.get("key_id"),
         "model": e.get("model"),
         "provider": e.get("provider"),
         "offering_id": e.get("offering_id"),
@@ -97,11 +102,59 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
         },
         "status": e.get("status"),
         "http_status": e.get("http_status"),
+        "error_code": e.get("error_code") or "",
         "stream": e.get("stream"),
         "byok": e.get("byok"),
         "attempts": e.get("attempts"),
         "flags": e.get("flags") or [],
     }
+
+
+@dataclass(frozen=True)
+class GenerationFilter:
+    """What a generations list may be narrowed by (None: any)."""
+
+    key_id: int | None = None
+    model: str | None = None
+    provider: str | None = None
+    status: str | None = None
+    since: datetime | None = None  # finished at or after
+    until: datetime | None = None  # finished before
+
+
+@dataclass(frozen=True)
+class GenerationPage:
+    data: list[dict[str, Any]]
+    next_cursor: str | None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
+
+
+def generations_list(
+    *, tenant_id: int, where: GenerationFilter | None = None, cursor: str | None = None, limit: int = 20
+) -> GenerationPage:
+    """Ingested requests of one tenant, newest first, rejected ones included. Keyset pagination on
+    (finished_at, id): a page is one index range scan however deep, and rows ingested meanwhile never
+    shift the pages (they land before the first). Raises ``BadCursor`` on a cursor not made here."""
+    rows = UsageRecord.objects.filter(tenant_id=tenant_id, **_filter_kwargs(where or GenerationFilter()))
+    if cursor:
+        at, row_id = cursor_decode(cursor)
+        rows = rows.filter(Q(finished_at__lt=at) | Q(finished_at=at, id__lt=row_id))
+    page = list(rows.order_by("-finished_at", "-id")[: limit + 1])
+    more = len(page) > limit
+    page = page[:limit]
+    return GenerationPage(
+        [_generation_from_record(r) for r in page],
+        cursor_encode(page[-1].finished_at, page[-1].pk) if more else None,
+    )
+
+
+def _filter_kwargs(where: GenerationFilter) -> dict[str, Any]:
+    names = {"key_id": "key_id", "model": "model", "provider": "provider", "status": "status",
+             "since": "finished_at__gte", "until": "finished_at__lt"}  # fmt: skip
+    return {lookup: getattr(where, name) for name, lookup in names.items() if getattr(where, name) is not None}
 
 
 def key_summary(*, api_key: Any) -> dict[str, Any]:

@@ -17,14 +17,20 @@ from rest_framework.views import APIView
 
 from apikeys.authentication import ApiKeyAuthentication
 from apikeys.models import ApiKey
+from apikeys.selectors import tenant_keys
+from contracts.usage import USAGE_STATUSES
 from metering import selectors
-from metering.api_docs import CurrentKeySummaryOut, GenerationOut, UsageOut, WebhookOut
+from metering.api_docs import CurrentKeySummaryOut, GenerationOut, GenerationsOut, UsageOut, WebhookOut
+from metering.cursors import MAX_CURSOR_CHARS, BadCursor, cursor_decode
 from metering.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
-from tenants.api_base import TenantScopedView
+from tenants.api_base import StrictSerializer, TenantScopedView
 from tenants.permissions import Action
 from tokenway.api_errors import ApiError
 
 MAX_EXPORT_DAYS = 366  # one year per export keeps the query on the (tenant, time) index and the file small
+DEFAULT_PAGE = 20  # generations per page: a screenful
+MAX_PAGE = 100  # bounded so one page stays one short index range scan
+MAX_BIG = 9_223_372_036_854_775_807
 
 
 class ApiKeyView(APIView):
@@ -48,6 +54,63 @@ class GenerationView(ApiKeyView):
         if record is None:  # unknown or another tenant's: the same answer
             raise ApiError("not_found", "no such generation", param="id", status_code=404)
         return Response(record)
+
+
+class GenerationsIn(StrictSerializer):
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_PAGE, default=DEFAULT_PAGE)
+    cursor = serializers.CharField(
+        required=False, max_length=MAX_CURSOR_CHARS, help_text="next_cursor of the last page"
+    )
+    model = serializers.CharField(required=False, max_length=100)
+    provider = serializers.CharField(required=False, max_length=63)
+    status = serializers.ChoiceField(choices=USAGE_STATUSES, required=False)
+    since = serializers.DateTimeField(required=False, help_text="finished at or after")
+    until = serializers.DateTimeField(required=False, help_text="finished before")
+
+    def validate_cursor(self, value: str) -> str:
+        try:
+            cursor_decode(value)
+        except BadCursor:
+            raise serializers.ValidationError("not a cursor this API returned", code="invalid_cursor") from None
+        return value
+
+
+class TenantGenerationsIn(GenerationsIn):
+    key = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BIG, help_text="an API key id")
+
+
+def _generations_page(validated: dict[str, Any], *, tenant_id: int, key_id: int | None) -> Response:
+    data = dict(validated)
+    limit, cursor = data.pop("limit"), data.pop("cursor", None)
+    data.pop("key", None)
+    where = selectors.GenerationFilter(key_id=key_id, **data)
+    page = selectors.generations_list(tenant_id=tenant_id, where=where, cursor=cursor, limit=limit)
+    return Response({"data": page.data, "next_cursor": page.next_cursor, "has_more": page.has_more})
+
+
+class GenerationsView(ApiKeyView):
+    """The calling key's own requests, newest first."""
+
+    @extend_schema(parameters=[GenerationsIn], operation_id="generations_list", responses=GenerationsOut)
+    def get(self, request: Request) -> Response:
+        data = GenerationsIn(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        api_key: ApiKey = request.auth  # type: ignore[assignment]
+        return _generations_page(data.validated_data, tenant_id=api_key.tenant_id, key_id=api_key.pk)
+
+
+class TenantGenerationsView(TenantScopedView):
+    """The organisation's requests (members with usage rights), filterable by key."""
+
+    @extend_schema(parameters=[TenantGenerationsIn], operation_id="tenant_generations_list", responses=GenerationsOut)
+    def get(self, request: Request, tenant_slug: str) -> Response:
+        self.require(Action.USAGE_VIEW)
+        data = TenantGenerationsIn(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        key_id = data.validated_data.get("key")
+        if key_id is not None and not tenant_keys(membership=self.membership).filter(pk=key_id).exists():
+            raise ApiError("unknown_key", f"no API key {key_id} in this organisation", param="key")
+        return _generations_page(data.validated_data, tenant_id=self.membership.tenant_id, key_id=key_id)
 
 
 class KeyView(ApiKeyView):

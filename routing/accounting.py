@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+from contracts.keyrecord import KeyRecord
+from contracts.usage import UsageEvent
 from routing.call import Call
+from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.limits.admission import settle
 from routing.redis_pipe import RedisUnavailable
-from routing.usage.emit import build_event, emit_again, submit_event
+from routing.usage.emit import build_event, emit_again, rejected_event, submit_event
 
 log = logging.getLogger("routing.accounting")
 
 
 async def account(gw: Gateway, call: Call) -> None:
-    """Refusals before admission leave no trace (nothing was held or forwarded); the rest one event."""
+    """One event per call. A refusal before admission (``rejected``) held nothing: its event goes
+    out in the same pipelined round trip and there is nothing to settle. A call that ended before
+    admission without being refused (client gone, internal error) leaves no trace."""
     if call.admission is None:
+        if call.status == "rejected":
+            await hand_over(gw, build_event(call, call.bill(), gw.config.region))
         return
     bill = call.bill()
     event = build_event(call, bill, gw.config.region)
@@ -35,3 +43,35 @@ async def account(gw: Gateway, call: Call) -> None:
     except RedisUnavailable as exc:
         log.warning("accounting of %s retried after: %s", call.request_id, exc)
         await emit_again(gw.redis, event, gw.config.generation_ttl_s)
+
+
+async def account_unread(
+    gw: Gateway,
+    *,
+    request_id: str,
+    record: KeyRecord,
+    dialect: str,
+    body: dict[str, Any] | None,
+    err: GatewayError,
+    started: float,
+) -> None:
+    """A known key's call refused while its body was read (invalid JSON or shape, too large): ``rejected``."""
+    model = body.get("model") if body else None
+    event = rejected_event(
+        request_id=request_id, record=record, dialect=dialect, model=model if isinstance(model, str) else "",
+        status=err.status, code=err.code, region=gw.config.region, started=started,
+    )  # fmt: skip
+    await hand_over(gw, event)
+
+
+async def hand_over(gw: Gateway, event: UsageEvent) -> None:
+    """Only the event (XADD and the generation copy, pipelined): for calls that held nothing."""
+    try:
+        for future in submit_event(gw.redis, event, gw.config.generation_ttl_s):
+            await future
+    except RedisUnavailable as exc:
+        log.warning("usage event of %s retried after: %s", event.request_id, exc)
+        try:
+            await emit_again(gw.redis, event, gw.config.generation_ttl_s)
+        except RedisUnavailable as again:  # no money moved: the record is lost, the caller already has its answer
+            log.error("usage event of %s lost: %s", event.request_id, again)

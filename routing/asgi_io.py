@@ -42,6 +42,12 @@ async def read_body(receive: Receive, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+def request_id_headers(request_id: str) -> Headers:
+    """The call's id under each SDK's name: OpenAI's reads ``x-request-id``, Anthropic's ``request-id``."""
+    rid = request_id.encode()
+    return [(b"x-request-id", rid), (b"request-id", rid)]
+
+
 async def respond(send: Send, status: int, body: bytes, headers: Headers, content_type: bytes = JSON) -> None:
     all_headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *headers]
     await send({"type": "http.response.start", "status": status, "headers": all_headers})

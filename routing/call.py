@@ -9,6 +9,7 @@ from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import MICROS_PER_UNIT, Tokens, cost_micros
+from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
@@ -46,6 +47,7 @@ class Call:
     attempts: int = 0
     status: str = "failed"
     http_status: int = 0
+    error_code: str = ""  # the stable code of the error the caller saw
     complete: bool = False  # the upstream's answer arrived whole
     delivered: bool = False  # some of it reached the client
     response_started: bool = False  # http.response.start was sent: errors must go in-band
@@ -76,8 +78,9 @@ class Call:
         return self.dialect.usage(bill.tokens, bill.charge_usd, estimated=bill.source == "estimated")
 
     def provenance(self) -> list[tuple[bytes, bytes]]:
-        headers = [(b"x-request-id", self.request_id.encode()), (b"x-tokenway-route", self.route_reason.encode())]
+        headers = [*request_id_headers(self.request_id), (b"x-tokenway-route", self.route_reason.encode())]
         if self.offering is not None:
             headers.append((b"x-tokenway-provider", self.offering.provider.encode()))
-            headers.append((b"x-tokenway-offering", str(self.offering.offering_id).encode()))
+            # A stable name (provider/model), not a database id that differs between deployments.
+            headers.append((b"x-tokenway-offering", f"{self.offering.provider}/{self.offering.model}".encode()))
         return headers

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
@@ -102,6 +102,26 @@ def api_key_update_limits(*, key: ApiKey, **fields: Any) -> ApiKey:
         key.save(update_fields=list(fields) or None)
         _publish_after_commit(key)
     return key
+
+
+def api_keys_touch(*, last_used: dict[int, datetime]) -> int:
+    """Move each key's ``last_used_at`` forward to the given time, never back (GREATEST): one statement for
+    the whole batch (the usage consumer's). Race: two consumers touching overlapping keys would lock rows
+    in join order and could deadlock, so the rows are locked in id order first. No publish: the gateway
+    does not read this field. Returns the number of keys moved."""
+    if not last_used:
+        return 0
+    ids = sorted(last_used)
+    table = ApiKey._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH v AS (SELECT * FROM unnest(%s::bigint[], %s::timestamptz[]) AS v(id, at)), "  # noqa: S608 - own table
+            f"locked AS (SELECT k.id FROM {table} k JOIN v USING (id) ORDER BY k.id FOR UPDATE) "
+            f"UPDATE {table} AS k SET last_used_at = GREATEST(k.last_used_at, v.at) FROM v "
+            "WHERE k.id = v.id AND k.id IN (SELECT id FROM locked) AND (k.last_used_at IS NULL OR k.last_used_at < v.at)",
+            [ids, [last_used[i] for i in ids]],
+        )
+        return cursor.rowcount
 
 
 def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | None = None) -> IssuedKey:

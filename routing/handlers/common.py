@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from contracts.keyrecord import KeyRecord
-from routing.asgi_io import Send, respond
+from routing.asgi_io import Send, request_id_headers, respond
 from routing.errors import GatewayError, invalid_key, invalid_request
 from routing.gateway import Gateway
 from routing.wire.dialects import Dialect
@@ -44,7 +44,7 @@ def parse_json(raw: bytes) -> dict[str, Any]:
 
 
 async def send_error(send: Send, dialect: Dialect, err: GatewayError, request_id: str) -> None:
-    headers = [(b"x-request-id", request_id.encode())]
+    headers = request_id_headers(request_id)
     if err.retry_after is not None:
         headers.append((b"retry-after", str(max(1, round(err.retry_after))).encode()))
     await respond(send, err.status, dialect.error_body(err), headers)

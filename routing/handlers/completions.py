@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from typing import Any
 
+from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Tokens, cost_micros
-from routing.accounting import account
+from routing.accounting import account, account_unread
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
@@ -31,12 +34,19 @@ AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; belo
 async def serve(gw: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> None:
     request_id = new_request_id()
     headers = header_map(scope)
+    record: KeyRecord | None = None
+    body: dict[str, Any] | None = None
+    started = time.time()
     try:
         record = await authenticate(gw, headers)
         body = parse_json(await read_body(receive, gw.config.max_body_bytes))
         view = dialect.view(body)
     except GatewayError as err:
         await send_error(send, dialect, err, request_id)
+        if record is not None:  # an unknown key (401) belongs to no tenant: not recorded
+            await account_unread(
+                gw, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err, started=started
+            )
         return
     except ClientGone:
         return
@@ -68,8 +78,10 @@ async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
 
 
 async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
-    call.http_status = err.status
+    call.http_status, call.error_code = err.status, err.code
     call.status = "upstream_error" if call.attempts else "failed"
+    if not call.attempts and call.admission is None and err.status != 500:
+        call.status = "rejected"  # refused before anything was held or forwarded (limits, scope, model, ...)
     if not call.response_started:
         await send_error(send, call.dialect, err, call.request_id)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, respond
+from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, request_id_headers, respond
 from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
@@ -25,4 +25,4 @@ async def serve(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None
     except ClientGone:
         return
     body = orjson.dumps({"input_tokens": view.input_estimate})
-    await respond(send, 200, body, [(b"x-request-id", request_id.encode())])
+    await respond(send, 200, body, request_id_headers(request_id))

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from routing.asgi_io import Scope, Send, header_map, respond
+from routing.asgi_io import Scope, Send, header_map, request_id_headers, respond
 from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, send_error
@@ -68,4 +68,4 @@ async def serve(gw: Gateway, scope: Scope, send: Send) -> None:
     except GatewayError as err:
         await send_error(send, dialect, err, request_id)
         return
-    await respond(send, 200, orjson.dumps(body), [(b"x-request-id", request_id.encode())])
+    await respond(send, 200, orjson.dumps(body), request_id_headers(request_id))

@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 from contracts import redis_keys as rk
-from contracts.usage import UsageEvent
+from contracts.keyrecord import KeyRecord
+from contracts.usage import Tokens, UsageEvent
 from routing.call import Bill, Call
 from routing.redis_pipe import PipelinedRedis
 
@@ -45,7 +46,21 @@ def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
         cache_fingerprint=call.fingerprint,
         flags=bill.flags,
         finished_at=time.time(),
+        error_code=call.error_code,
     )
+
+
+def rejected_event(
+    *, request_id: str, record: KeyRecord, dialect: str, model: str, status: int, code: str, region: str, started: float
+) -> UsageEvent:
+    """A call refused before a ``Call`` existed (its body could not be read): zero tokens, no hold."""
+    now = time.time()
+    return UsageEvent(
+        request_id=request_id, tenant_id=record.tenant_id, key_id=record.key_id, model=model, offering_id=None,
+        provider=None, region=region, route_mode="", route_reason="", tokens=Tokens(), usage_source="provider",
+        prices=None, cost_micros=0, charge_micros=0, status="rejected", http_status=status, stream=False,
+        dialect_in=dialect, started_at=started, total_ms=(now - started) * 1000, finished_at=now, error_code=code,
+    )  # fmt: skip
 
 
 def submit_event(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> list[asyncio.Future[Any]]:

@@ -10,13 +10,13 @@ import pytest
 from contracts import apikey_format, pricing, tokens
 from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
-from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
+from contracts.usage import USAGE_EVENT_VERSION, USAGE_STATUSES, Prices, Tokens, UsageEvent, cost_micros
 
 USAGE_FIELDS = {
     "request_id", "tenant_id", "key_id", "model", "offering_id", "provider", "region", "route_mode",
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
-    "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "version",
+    "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "version",
 }  # fmt: skip
 TOKEN_FIELDS = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"}
 
@@ -40,6 +40,21 @@ def test_usage_event_wire_fields_are_pinned_and_round_trip():
     assert set(data) == USAGE_FIELDS
     assert set(data["tokens"]) == TOKEN_FIELDS
     assert UsageEvent.from_json(event.to_json()) == event
+
+
+def test_usage_statuses_are_pinned_and_rejected_calls_carry_their_error_code():
+    assert USAGE_STATUSES == ("ok", "upstream_error", "client_cancelled", "failed", "rejected")
+    rejected = _event(status="rejected", http_status=402, error_code="insufficient_balance", tokens=Tokens(),
+                      offering_id=None, provider=None, prices=None, cost_micros=0, charge_micros=0)  # fmt: skip
+    assert UsageEvent.from_json(rejected.to_json()) == rejected
+    assert orjson.loads(rejected.to_json())["error_code"] == "insufficient_balance"
+
+
+def test_an_event_written_before_error_code_existed_still_parses_as_version_1():
+    data = orjson.loads(_event().to_json())
+    del data["error_code"]
+    assert data["version"] == USAGE_EVENT_VERSION == 1  # an added field with a default keeps the version
+    assert UsageEvent.from_json(orjson.dumps(data)).error_code == ""
 
 
 def test_usage_event_of_another_version_is_refused():

@@ -71,7 +71,11 @@ def test_scope_model_and_mode_are_403(gateway, redis_client):
     assert info.value.body["code"] == "forbidden_scope"
     with pytest.raises(openai.PermissionDeniedError):
         client.chat.completions.create(model="gpt-4.1", messages=MSG, extra_headers={"x-tokenway-route": "quality"})
-    assert t.events() == []
+    events = t.wait_events(2)  # recorded as rejected: no tokens, no money, nothing held
+    assert [(e["status"], e["http_status"], e["error_code"]) for e in events] == [
+        ("rejected", 403, "forbidden_scope")
+    ] * 2
+    assert all(e["charge_micros"] == 0 and e["hold_id"] is None for e in events)
 
 
 def test_insufficient_balance_is_402_and_nothing_is_held(gateway, redis_client):
