@@ -1,0 +1,94 @@
+"""Model names people send, through the real gateway with both SDKs: the resolved catalog model
+routes, bills, names the answer (both dialects, stream and not) and shows in x-tokenway-route."""
+
+from __future__ import annotations
+
+import anthropic
+import openai
+import pytest
+
+from tests.routing.conftest import sim_requests
+from tests.routing.harness import make_tenant
+
+HI = [{"role": "user", "content": "Say hi"}]
+
+
+def test_dated_official_id_is_served_as_the_catalog_model(claude, tenant, sim):
+    raw = claude.messages.with_raw_response.create(model="claude-haiku-4-5-20251001", max_tokens=50, messages=HI)
+    message = raw.parse()
+    assert message.model == "claude-haiku-4.5"
+    assert raw.headers["x-tokenway-route"].startswith("alias:claude-haiku-4-5-20251001->claude-haiku-4.5;balanced")
+    [event] = tenant.wait_events(1)
+    assert event["model"] == "claude-haiku-4.5" and event["status"] == "ok"
+    assert sim_requests(sim, "anthropic", 1)[0]["json"]["model"] == "claude-haiku-4-5-20251001"
+
+
+def test_dateless_dashed_id_streams_with_the_catalog_model_in_every_chunk(oai):
+    chunks = list(oai.chat.completions.create(model="gpt-4-1-mini", messages=HI, stream=True))
+    assert chunks and {c.model for c in chunks} == {"gpt-4.1-mini"}
+
+
+def test_family_alias_streams_anthropic_events_naming_the_catalog_model(claude):
+    with claude.messages.stream(model="haiku", max_tokens=50, messages=HI) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert text and final.model == "claude-haiku-4.5"
+
+
+def test_vendor_slug_whole_answer_names_the_catalog_model(oai):
+    raw = oai.chat.completions.with_raw_response.create(model="openai/gpt-4.1-mini", messages=HI, max_tokens=20)
+    assert raw.parse().model == "gpt-4.1-mini"
+    assert raw.headers["x-tokenway-route"].startswith("alias:openai/gpt-4.1-mini->gpt-4.1-mini;")
+
+
+def test_unknown_family_member_goes_to_the_newest_of_its_family(claude, oai, tenant):
+    raw = claude.messages.with_raw_response.create(model="claude-haiku-9-9", max_tokens=50, messages=HI)
+    assert raw.parse().model == "claude-haiku-4.5"
+    assert raw.headers["x-tokenway-route"].startswith("family:claude-haiku-9-9->claude-haiku-4.5;")
+    completion = oai.chat.completions.create(model="gpt-6.2-sol", messages=HI, max_tokens=20)
+    assert completion.model == "gpt-5"
+    assert [e["model"] for e in tenant.wait_events(2)] == ["claude-haiku-4.5", "gpt-5"]
+
+
+def test_alias_across_dialects_names_the_catalog_model(claude):
+    message = claude.messages.create(
+        model="gpt-4-1-mini", max_tokens=30, messages=HI
+    )  # OpenAI-dialect offering, Anthropic caller
+    assert message.model == "gpt-4.1-mini"
+
+
+def test_unknown_model_is_404_with_the_closest_names_in_both_shapes(oai, claude, tenant):
+    with pytest.raises(openai.NotFoundError) as info:
+        oai.chat.completions.create(model="claude-sonet-4.5", messages=HI)
+    assert info.value.body["code"] == "model_not_found"
+    assert "Did you mean: claude-sonnet-4.5" in info.value.body["message"]
+    with pytest.raises(anthropic.NotFoundError) as other:
+        claude.messages.create(model="clade-haiku", max_tokens=10, messages=HI)
+    assert other.value.body["error"]["type"] == "not_found_error"
+    assert "claude-haiku" in other.value.body["error"]["message"]
+
+
+def test_key_scope_applies_to_the_resolved_model(gateway, redis_client):
+    scoped = make_tenant(redis_client, allowed_models=("claude-haiku-4.5",))
+    client = anthropic.Anthropic(base_url=gateway.base_url, api_key=scoped.key, max_retries=0)
+    assert client.messages.create(model="haiku", max_tokens=20, messages=HI).model == "claude-haiku-4.5"
+    with pytest.raises(anthropic.PermissionDeniedError):
+        client.messages.create(model="sonnet", max_tokens=20, messages=HI)
+
+
+def test_count_tokens_accepts_aliases(claude):
+    assert claude.messages.count_tokens(model="sonnet", messages=HI).input_tokens > 0
+
+
+def test_models_list_shows_aliases_and_official_ids(oai):
+    listed = {m.id: m for m in oai.models.list()}
+    sonnet = listed["claude-sonnet-4.5"].model_extra
+    assert {"sonnet", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "anthropic/claude-sonnet-4.5"} <= set(
+        sonnet["aliases"]
+    )
+    assert listed["claude-sonnet-4-5-20250929"].model_extra["alias_of"] == "claude-sonnet-4.5"
+    retrieved = oai.models.retrieve("claude-sonnet-4-5-20250929")
+    assert retrieved.id == "claude-sonnet-4-5-20250929" and retrieved.model_extra["alias_of"] == "claude-sonnet-4.5"
+    assert oai.models.retrieve("claude-sonnet-4.5").model_extra.get("alias_of") is None
+    with pytest.raises(openai.NotFoundError):
+        oai.models.retrieve("no-such-model")
