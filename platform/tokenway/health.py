@@ -1,10 +1,12 @@
-"""Health of the platform's components: database, Redis, Celery queues, simulated providers."""
+"""Health of the platform's components: database, Redis, Celery queues, simulated providers, processes."""
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -68,14 +70,31 @@ def check_sim() -> ComponentStatus:
         return ComponentStatus(False, {"error": type(exc).__name__, "url": settings.SIM_BASE_URL})
 
 
+def check_processes() -> ComponentStatus | None:
+    """The ``make run`` supervisor's process table (absent outside the dev stack)."""
+    table = Path(settings.DATA_DIR) / "processes.json"
+    try:
+        body = json.loads(table.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return ComponentStatus(False, {"error": type(exc).__name__})
+    processes = body.get("processes", [])
+    ok = all(row.get("state") == "running" for row in processes)
+    return ComponentStatus(ok, {"supervisor_pid": body.get("supervisor_pid"), "processes": processes})
+
+
 def platform_health() -> tuple[bool, dict[str, Any]]:
-    """Database and Redis decide readiness; queues and the simulator are reported."""
+    """Database and Redis decide readiness; queues, the simulator and processes are reported."""
     components = {
         "database": check_database(),
         "redis": check_redis(),
         "queues": check_queues(),
         "sim": check_sim(),
     }
+    processes = check_processes()
+    if processes is not None:
+        components["processes"] = processes
     healthy = components["database"].ok and components["redis"].ok
     return healthy, {
         "status": "ok" if healthy else "degraded",

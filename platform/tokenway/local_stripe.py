@@ -1,20 +1,30 @@
 """Offline Stripe for ``make run``: localstripe (API + signed webhooks) and the meter-event emulator.
 
 Used only when no ``STRIPE_API_KEY`` is configured, so the demo's top-ups and
-postpaid meter events exercise the same code paths as production.
+postpaid meter events exercise the same code paths as production. Ports:
+``STRIPE_PORT`` / ``STRIPE_METER_PORT``, else 8420 / 8421 when free, else any free port.
 """
 
 from __future__ import annotations
 
 import secrets
-import subprocess
 import sys
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
 from tokenway.env import env_int
-from tokenway.ports import wait_for_port
+from tokenway.ports import free_port, port_is_free, wait_for_port
+from tokenway.supervisor import Child
+
+STOP_STAGE = 5  # after everything that may still call Stripe
+
+
+def _port(name: str, preferred: int) -> int:
+    configured = env_int(name, 0)
+    if configured:
+        return configured
+    return preferred if port_is_free(preferred) else free_port()
 
 
 def _webhook_secret(data_dir: Path) -> str:
@@ -25,37 +35,36 @@ def _webhook_secret(data_dir: Path) -> str:
     return path.read_text().strip()
 
 
-def start_offline_stripe(
-    *, data_dir: Path, web_port: int
-) -> tuple[dict[str, str], list[tuple[str, subprocess.Popen[bytes]]]]:
-    """Start both servers, register the webhook; return the env for the other processes."""
-    api_port = env_int("STRIPE_PORT", 8420)
-    meter_port = env_int("STRIPE_METER_PORT", 8421)
-    processes = [
-        (
-            "localstripe",
-            subprocess.Popen([sys.executable, "-m", "metering.localstripe_server", "--port", str(api_port)]),
-        ),
-        (
-            "stripe-meter",
-            subprocess.Popen([sys.executable, "-m", "metering.stripe_emulator", "--port", str(meter_port)]),
-        ),
-    ]
-    wait_for_port(api_port, timeout=20)
-    wait_for_port(meter_port, timeout=20)
-    secret = _webhook_secret(data_dir)
-    form = urllib.parse.urlencode(
-        {
-            "url": f"http://127.0.0.1:{web_port}/api/v1/stripe/webhook",
-            "secret": secret,
-            "events[]": "payment_intent.succeeded",
-        }
-    ).encode()
-    urllib.request.urlopen(f"http://127.0.0.1:{api_port}/_config/webhooks/tokenway", data=form, timeout=5).close()
+def offline_stripe(*, data_dir: Path) -> tuple[dict[str, str], list[Child]]:
+    """The two servers to supervise and the env that points the platform at them."""
+    api_port, meter_port = _port("STRIPE_PORT", 8420), _port("STRIPE_METER_PORT", 8421)
+    children = [
+        Child("localstripe", [sys.executable, "-m", "metering.localstripe_server", "--port", str(api_port)],
+              stage=STOP_STAGE, stop_timeout=5),
+        Child("stripe-meter", [sys.executable, "-m", "metering.stripe_emulator", "--port", str(meter_port)],
+              stage=STOP_STAGE, stop_timeout=5),
+    ]  # fmt: skip
     env = {
         "STRIPE_API_KEY": "sk_test_offline_demo",
         "STRIPE_API_BASE": f"http://127.0.0.1:{api_port}",
         "STRIPE_METER_API_BASE": f"http://127.0.0.1:{meter_port}",
-        "STRIPE_WEBHOOK_SECRET": secret,
+        "STRIPE_WEBHOOK_SECRET": _webhook_secret(data_dir),
+        "STRIPE_PORT": str(api_port),
+        "STRIPE_METER_PORT": str(meter_port),
     }
-    return env, processes
+    return env, children
+
+
+def register_webhook(env: dict[str, str], *, web_port: int) -> None:
+    """Once both answer: localstripe signs and posts payment events to the web app."""
+    wait_for_port(int(env["STRIPE_PORT"]), timeout=20)
+    wait_for_port(int(env["STRIPE_METER_PORT"]), timeout=20)
+    form = urllib.parse.urlencode(
+        {
+            "url": f"http://127.0.0.1:{web_port}/api/v1/stripe/webhook",
+            "secret": env["STRIPE_WEBHOOK_SECRET"],
+            "events[]": "payment_intent.succeeded",
+        }
+    ).encode()
+    url = f"{env['STRIPE_API_BASE']}/_config/webhooks/tokenway"
+    urllib.request.urlopen(url, data=form, timeout=5).close()  # noqa: S310 - loopback URL we built

@@ -22,3 +22,13 @@ def wait_for_port(port: int, timeout: float = 15.0) -> None:
         except OSError:
             time.sleep(0.05)
     raise RuntimeError(f"nothing listened on port {port} within {timeout}s")
+
+
+def port_is_free(port: int) -> bool:
+    """Whether 127.0.0.1:port can be bound now (a preferred default port may be taken)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True

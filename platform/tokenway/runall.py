@@ -1,151 +1,148 @@
-"""``make run``: migrate, load demo data, start every process, stop them all on Ctrl-C.
+"""``make run``: migrate, load demo data, start every process, supervise them, stop them in order.
 
-Processes: the web app (Django + gateway, one ASGI app), the simulated provider
-fleet, Celery workers (default, metering, stripe), one probe worker per region
-and beat. Expects DATABASE_URL and REDIS_URL (the devstack sets them).
+Processes: the web app (Django + gateway, one ASGI app), the usage consumer, the
+Celery worker (default, metering, stripe), beat, one probe worker per region, the
+simulated provider fleet and, without ``STRIPE_API_KEY``, offline Stripe. Each runs in
+a session of its own under the supervisor (restart with backoff, ``processes.json``).
+The banner prints once everything answers. Ctrl-C / SIGTERM stops web first, then the
+consumer and worker (drained), beat, probe workers, the simulator, offline Stripe; exit 0.
+Expects DATABASE_URL and REDIS_URL (the devstack sets them).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dbm
 import os
-import signal
+import pickle
+import shelve
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from tokenway.env import env_int, env_list
-from tokenway.local_stripe import start_offline_stripe
+from tokenway.local_stripe import offline_stripe, register_webhook
+from tokenway.processes import StopRequest
+from tokenway.stack_ready import forget_heartbeats, not_ready, worker_names
+from tokenway.supervisor import Child, Supervisor
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
+DATA = Path(os.environ.get("TOKENWAY_DATA_DIR") or ROOT / ".data").resolve()
+READY_TIMEOUT_S = 180  # a cold start on two busy cores: migrations done, ~9 processes importing Django
+REGIONS = env_list("TOKENWAY_REGIONS", ["beijing", "shanghai", "shenzhen", "chengdu"])
 
 
 def _manage(*args: str) -> None:
     subprocess.run([PY, str(ROOT / "manage.py"), *args], check=True, cwd=ROOT)
 
 
-def _process_specs() -> list[tuple[str, list[str]]]:
-    port = env_int("PORT", 8000)
-    sim_port = env_int("SIM_PORT", 8100)
-    regions = env_list("TOKENWAY_REGIONS", ["beijing", "shanghai", "shenzhen", "chengdu"])
-    celery = [
-        PY,
-        "-m",
-        "celery",
-        "-A",
-        "tokenway.celery",
-        "worker",
-        "--without-gossip",
-        "--without-mingle",
-        "-l",
-        "WARNING",
+def _celery_worker(name: str, queues: str, *extra: str) -> list[str]:
+    return [PY, "-m", "celery", "-A", "tokenway.celery", "worker", "--without-gossip", "--without-mingle",
+            "-l", "WARNING", "-Q", queues, "-n", f"{name}@%h", *extra]  # fmt: skip
+
+
+def _children(*, port: int, sim_port: int, beat_schedule: Path) -> list[Child]:
+    web = [PY, "-m", "uvicorn", "tokenway.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+           "--no-access-log", "--lifespan", "on", "--timeout-graceful-shutdown", "5"]  # fmt: skip
+    beat = [PY, "-m", "celery", "-A", "tokenway.celery", "beat", "-l", "WARNING", "-s", str(beat_schedule)]
+    children = [
+        Child("sim", [PY, "-m", "sim", "--port", str(sim_port)], stage=4, stop_timeout=5),
+        Child("web", web, stage=0, stop_timeout=10),
+        # a fixed consumer name: after a restart it picks up its own pending entries
+        Child("metering", [PY, str(ROOT / "manage.py"), "consume_usage", "--name", "devstack"], stage=1),
+        Child("worker", _celery_worker("main", "default,metering,stripe", "-c", "2"), stage=1, stop_timeout=30),
+        Child("beat", beat, stage=2, stop_timeout=5),
     ]
-    specs = [
-        ("sim", [PY, "-m", "sim", "--port", str(sim_port)]),
-        (
-            "web",
-            [
-                PY,
-                "-m",
-                "uvicorn",
-                "tokenway.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--no-access-log",
-                "--lifespan",
-                "on",
-            ],
-        ),
-        ("metering", [PY, str(ROOT / "manage.py"), "consume_usage"]),
-        ("worker", [*celery, "-Q", "default,metering,stripe", "-c", "2", "-n", "main@%h"]),
-        (
-            "beat",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "tokenway.celery",
-                "beat",
-                "-l",
-                "WARNING",
-                "-s",
-                str(ROOT / ".data" / "celerybeat-schedule"),
-            ],
-        ),
-    ]
-    for region in regions:
-        specs.append(
-            (
-                f"probe-{region}",
-                [*celery, "-Q", f"probes.{region}", "-c", "4", "-P", "threads", "-n", f"probe-{region}@%h"],
-            )
-        )
-    return specs
+    for region in REGIONS:
+        command = _celery_worker(f"probe-{region}", f"probes.{region}", "-c", "4", "-P", "threads")
+        children.append(Child(f"probe-{region}", command, stage=3, stop_timeout=30, env={"TOKENWAY_REGION": region}))
+    return children
 
 
-def _start(specs: list[tuple[str, list[str]]]) -> list[tuple[str, subprocess.Popen[bytes]]]:
-    started = []
-    for name, command in specs:
-        env = {**os.environ}
-        if name.startswith("probe-"):
-            env["TOKENWAY_REGION"] = name.removeprefix("probe-")
-        started.append((name, subprocess.Popen(command, cwd=ROOT, env=env)))
-    return started
+def _usable_beat_schedule(path: Path) -> None:
+    """Beat killed mid-write leaves a schedule it cannot open; it only holds last-run times."""
+    try:
+        with shelve.open(str(path)):  # noqa: S301 - the schedule beat itself wrote; opened, not read
+            return
+    except (*dbm.error, OSError, EOFError, pickle.UnpicklingError, ValueError):
+        for stale in path.parent.glob(f"{path.name}*"):
+            stale.unlink(missing_ok=True)
 
 
-def _stop(processes: list[tuple[str, subprocess.Popen[bytes]]]) -> None:
-    for _, process in processes:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    for _, process in processes:
-        try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            process.kill()
+def _prepare(stop: StopRequest) -> bool:
+    for step in (("migrate", "--noinput", "-v", "0"), ("load_catalog", str(ROOT / "catalog" / "demo.yaml")),
+                 ("seed_demo",)):  # fmt: skip
+        if stop.requested:
+            return False
+        _manage(*step)
+    return not stop.requested
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _wait_ready(supervisor: Supervisor, stop: StopRequest, *, port: int) -> list[str]:
+    deadline, missing = time.monotonic() + READY_TIMEOUT_S, ["web"]
+    names = worker_names(REGIONS)
+    while not stop.requested and time.monotonic() < deadline:
+        supervisor.tick()
+        missing = not_ready(port=port, workers=names)
+        if not missing:
+            return []
+        time.sleep(0.5)
+    return missing
+
+
+def _banner(port: int, seconds: float) -> str:
+    key = (DATA / "demo-api-key").read_text().strip()
+    body = '{"model":"deepseek-v3.2","messages":[{"role":"user","content":"Hello"}]}'
+    return (
+        f"\nTokenway is running (ready in {seconds:.0f}s).\n"
+        f"  console:     http://127.0.0.1:{port}/console/\n"
+        f"  leaderboard: http://127.0.0.1:{port}/\n"
+        f"  API docs:    http://127.0.0.1:{port}/api/docs/\n"
+        f"  health:      http://127.0.0.1:{port}/healthz\n"
+        "  demo login:  demo@tokenway.local / demo-password-123\n"
+        "  try it:\n"
+        f"    curl http://127.0.0.1:{port}/v1/chat/completions -H 'Authorization: Bearer {key}' "
+        f"-H 'content-type: application/json' -d '{body}'\n"
+        f'  (the key is also in {DATA / "demo-api-key"}; management commands: make manage ARGS="...";'
+        " Ctrl-C stops everything)\n"
+    )
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops everything as Ctrl-C does
-    (ROOT / ".data").mkdir(exist_ok=True)
-    _manage("migrate", "--noinput", "-v", "0")
-    _manage("load_catalog", str(ROOT / "catalog" / "demo.yaml"))
-    _manage("seed_demo")
-    port = env_int("PORT", 8000)
-    offline: list[tuple[str, subprocess.Popen[bytes]]] = []
-    if not os.environ.get("STRIPE_API_KEY"):
-        stripe_env, offline = start_offline_stripe(data_dir=ROOT / ".data", web_port=port)
-        os.environ.update(stripe_env)
-    processes = offline + _start(_process_specs())
-    key = (ROOT / ".data" / "demo-api-key").read_text().strip()
-    print(
-        f"\nTokenway is running.\n  console:     http://127.0.0.1:{port}/console/\n"
-        f"  leaderboard: http://127.0.0.1:{port}/\n  API docs:    http://127.0.0.1:{port}/api/docs/\n"
-        f"  demo login:  demo@tokenway.local / demo-password-123\n"
-        f"  try it:\n    curl http://127.0.0.1:{port}/v1/chat/completions -H 'Authorization: Bearer {key}' "
-        f"-H 'content-type: application/json' "
-        '-d \'{"model":"deepseek-v3.2","messages":[{"role":"user","content":"Hello"}]}\'\n'
-        "  (the key is also in .data/demo-api-key; Ctrl-C stops everything)\n",
-        flush=True,
-    )
+    started, stop = time.monotonic(), StopRequest()
+    port, sim_port = env_int("PORT", 8000), env_int("SIM_PORT", 8100)
+    DATA.mkdir(parents=True, exist_ok=True)
+    if not _prepare(stop):
+        return 0
+    supervisor = Supervisor(table=DATA / "processes.json", cwd=ROOT)
     try:
-        while all(process.poll() is None for _, process in processes):
-            time.sleep(0.5)
-        dead = [name for name, process in processes if process.poll() is not None]
-        print(f"process(es) exited: {', '.join(dead)}; stopping the rest", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+        stripe_env: dict[str, str] = {}
+        if not os.environ.get("STRIPE_API_KEY"):
+            stripe_env, stripe_children = offline_stripe(data_dir=DATA)
+            os.environ.update(stripe_env)
+            for child in stripe_children:
+                supervisor.add(child)
+            register_webhook(stripe_env, web_port=port)
+        schedule = DATA / "celerybeat-schedule"
+        _usable_beat_schedule(schedule)
+        forget_heartbeats(os.environ["REDIS_URL"], worker_names(REGIONS))
+        for child in _children(port=port, sim_port=sim_port, beat_schedule=schedule):
+            supervisor.add(child)
+        missing = _wait_ready(supervisor, stop, port=port)
+        if missing and not stop.requested:
+            print(f"Tokenway did not become ready in {READY_TIMEOUT_S}s: {', '.join(missing)}", file=sys.stderr)
+            return 1
+        if not stop.requested:
+            print(_banner(port, time.monotonic() - started), flush=True)
+        while not stop.requested:
+            supervisor.tick()
+            time.sleep(0.2)
         return 0
     finally:
-        _stop(processes)
+        with contextlib.suppress(KeyboardInterrupt):
+            supervisor.stop_all()
 
 
 if __name__ == "__main__":
