@@ -45,7 +45,9 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
 def _report_sent(request: HttpRequest, sent: SentInvitation) -> None:
     email = sent.issued.invitation.email
     if not sent.email_sent:
-        messages.warning(request, _("The email to %(email)s could not be sent; copy the link below.") % {"email": email})
+        messages.warning(
+            request, _("The email to %(email)s could not be sent; copy the link below.") % {"email": email}
+        )
     elif sent.issued.resent:
         messages.success(
             request, _("Invitation sent again to %(email)s; the earlier link no longer works.") % {"email": email}

@@ -39,5 +39,5 @@ class InvitationLoginForm(forms.Form):
         user = authenticate(self.request, username=self.email, password=data.get("password", ""))
         if user is None:
             raise forms.ValidationError(_("Wrong password for %(email)s.") % {"email": self.email})
-        self.user = user  # type: ignore[assignment]
+        self.user = user
         return data

@@ -29,7 +29,9 @@ CLOSED_STATUS = {"unknown": 404, "expired": 410, "revoked": 410, "accepted": 410
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
-def _page(request: HttpRequest, mode: str, invitation: Invitation | None, status: int = 200, **extra: Any) -> HttpResponse:
+def _page(
+    request: HttpRequest, mode: str, invitation: Invitation | None, status: int = 200, **extra: Any
+) -> HttpResponse:
     context = {"mode": mode, "invitation": invitation, "days": INVITATION_TTL.days, **extra}
     return render(request, "accounts/invitation.html", context, status=status)
 
