@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from contracts.tokens import count_text_tokens
-from sim import tasks, toolargs
+from sim import directed, tasks, toolargs
 from sim.content import ANSWERS, THOUGHTS, split_text
 from sim.draws import Draws
 from sim.profiles import Profile
@@ -46,6 +46,9 @@ def _wants_tool(prompt: Prompt) -> bool:
 
 
 def _tool_call(prompt: Prompt, draws: Draws, id_prefix: str) -> ToolCall:
+    asked = directed.requested(prompt)
+    if asked is not None:
+        return ToolCall(id=f"{id_prefix}{draws.hex_id(24)}", name=asked[0].name, arguments=asked[1])
     named = [tool for tool in prompt.tools if tool.name == prompt.tool_choice]
     tool = named[0] if named else prompt.tools[draws.below(len(prompt.tools))]
     arguments = orjson.dumps(toolargs.sample(tool.schema, draws) or {}).decode()

@@ -141,7 +141,9 @@ def test_unknown_fields_and_items_are_accepted(gateway, tenant, sim):
                    "future_metadata": {"k": 1}}, {"type": "configuration_update", "reasoning": {"effort": "low"}},
                   {"type": "brand_new_item", "payload": 1}],
     }  # fmt: skip
-    response = httpx.post(f"{gateway.base_url}/v1/responses", json=body, headers={"authorization": f"Bearer {tenant.key}"})
+    response = httpx.post(
+        f"{gateway.base_url}/v1/responses", json=body, headers={"authorization": f"Bearer {tenant.key}"}
+    )
     assert response.status_code == 200, response.text
     assert response.json()["output"][0]["type"] == "message"
     forwarded = sim_requests(sim, "openai", 1)[0]["json"]
@@ -171,5 +173,7 @@ def test_websocket_upgrade_is_refused_at_once(gateway, tenant):
 
     url = gateway.base_url.replace("http://", "ws://") + "/v1/responses"
     with pytest.raises(websockets.exceptions.InvalidStatus) as caught:
-        websockets.sync.client.connect(url, additional_headers={"authorization": f"Bearer {tenant.key}"}, open_timeout=2)
+        websockets.sync.client.connect(
+            url, additional_headers={"authorization": f"Bearer {tenant.key}"}, open_timeout=2
+        )
     assert caught.value.response.status_code == 403

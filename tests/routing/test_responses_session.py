@@ -4,6 +4,7 @@ every turn accepted, translated for both upstream dialects, held on one offering
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def test_session_turns_are_accepted_and_each_prompt_extends_the_last(gateway, si
     names = {t["function"]["name"] if dialect == "openai" else t["name"] for t in turns[0]["tools"]}
     assert names == {"run_script", "wait", "sleep", "send_message"}  # namespaced and custom tools, flattened
     assert "encrypted" not in orjson.dumps(turns[0]["tools"]).decode()
-    for earlier, later in zip(turns, turns[1:], strict=False):
+    for earlier, later in itertools.pairwise(turns):
         assert orjson.dumps(later["messages"]).startswith(orjson.dumps(earlier["messages"])[:-1])
         assert later["tools"] == earlier["tools"] and later.get("system") == earlier.get("system")
     events = tenant.wait_events(3)
