@@ -41,6 +41,7 @@ def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
         raise WebhookRefused("webhook_not_configured", "the webhook secret is not configured")
     if not signature:
         raise WebhookRefused("signature_missing", "Stripe-Signature header is missing")
+    _refuse_future_timestamp(signature)
     try:
         text = payload.decode("utf-8")
         stripe.WebhookSignature.verify_header(text, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
@@ -55,6 +56,19 @@ def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
         )
     event: stripe.Event = stripe.Webhook.construct_event(text, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
     return event
+
+
+def _refuse_future_timestamp(signature: str) -> None:
+    """Stripe's library refuses only signatures older than the tolerance; one dated ahead is refused here."""
+    stamps = [part[2:] for part in signature.split(",") if part.strip().startswith("t=")]
+    try:
+        stamp = int(stamps[0].strip()) if stamps else None
+    except ValueError:
+        stamp = None
+    if stamp is None:
+        raise WebhookRefused("signature_invalid", "Stripe-Signature header carries no timestamp")
+    if stamp > timezone.now().timestamp() + SIGNATURE_TOLERANCE_S:
+        raise WebhookRefused("signature_invalid", "Stripe-Signature timestamp is in the future beyond the tolerance")
 
 
 def _is_event_envelope(body: Any) -> bool:

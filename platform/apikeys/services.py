@@ -92,10 +92,31 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
     return key
 
 
-def api_key_update_limits(*, key: ApiKey, **fields: Any) -> ApiKey:
+def _extends_expiry(key: ApiKey, fields: dict[str, Any]) -> bool:
+    if "expires_at" not in fields or key.expires_at is None:
+        return False
+    new = fields["expires_at"]
+    return new is None or new > key.expires_at
+
+
+def api_key_update_limits(*, key: ApiKey, may_extend_expiry: bool = False, **fields: Any) -> ApiKey:
+    """Limits and expiry. A revoked key is final; a rotated key's grace end is final; only roles that
+    may extend expiry (``may_extend_expiry``) can move it later or clear it."""
     unknown = set(fields) - LIMIT_FIELDS
     if unknown:
         raise TypeError(f"api_key_update_limits got unknown fields {sorted(unknown)}")
+    if key.revoked_at is not None:
+        raise ApiError("key_revoked", "a revoked key cannot be changed", status_code=409)
+    if _extends_expiry(key, fields):
+        if ApiKey.objects.filter(rotated_from=key).exists():
+            raise ApiError(
+                "key_rotated", "a rotated key's grace period cannot be extended", param="expires_at", status_code=409
+            )
+        if not may_extend_expiry:
+            raise ApiError(
+                "permission_denied", "only owners and admins can extend or clear a key's expiry",
+                param="expires_at", status_code=403,
+            )  # fmt: skip
     with transaction.atomic():
         for name, value in fields.items():
             setattr(key, name, value)

@@ -57,7 +57,9 @@ class KeyDetailView(KeyDetailBase):
         api_key = self.key_to_manage(key_id)
         data = s.KeyLimitsIn(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(s.KeyOut(api_key_update_limits(key=api_key, **data.validated_data)).data)
+        may_extend = self.allows(Action.KEY_EXTEND_EXPIRY)
+        updated = api_key_update_limits(key=api_key, may_extend_expiry=may_extend, **data.validated_data)
+        return Response(s.KeyOut(updated).data)
 
     @extend_schema(responses={200: s.KeyOut}, operation_id="keys_revoke")  # revoke answers with the key
     def delete(self, request: Request, tenant_slug: str, key_id: int) -> Response:

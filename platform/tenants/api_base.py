@@ -23,8 +23,11 @@ class TenantScopedView(APIView):
         super().initial(request, *args, **kwargs)  # authentication first: anonymous -> 401/403
         self.membership = membership_get(user=request.user, tenant_slug=kwargs["tenant_slug"])  # type: ignore[arg-type]
 
+    def allows(self, action: Action) -> bool:
+        return can(self.membership.role, action)
+
     def require(self, action: Action) -> None:
-        if not can(self.membership.role, action):
+        if not self.allows(action):
             raise ApiError(
                 "permission_denied", f"your role ({self.membership.role}) may not do {action.value}", status_code=403
             )

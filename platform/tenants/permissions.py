@@ -25,6 +25,7 @@ class Action(StrEnum):
     KEY_CREATE = "key.create"
     KEY_MANAGE_OWN = "key.manage_own"  # update, rotate, revoke keys one created
     KEY_MANAGE_ANY = "key.manage_any"  # same for every key of the tenant
+    KEY_EXTEND_EXPIRY = "key.extend_expiry"  # push a key's expiry later or clear it
     KEY_GRANT_USAGE_READ = "key.grant_usage_read"  # issue keys that may read usage/spend
     KEY_GRANT_ANY_MODEL = "key.grant_any_model"  # issue keys without a model allow-list
     CREDENTIAL_LIST = "credential.list"
@@ -46,6 +47,7 @@ MATRIX: dict[Action, frozenset[Role]] = {
     Action.KEY_CREATE: frozenset({OWNER, ADMIN, DEVELOPER}),
     Action.KEY_MANAGE_OWN: frozenset({OWNER, ADMIN, DEVELOPER}),
     Action.KEY_MANAGE_ANY: frozenset({OWNER, ADMIN}),
+    Action.KEY_EXTEND_EXPIRY: frozenset({OWNER, ADMIN}),
     Action.KEY_GRANT_USAGE_READ: frozenset({OWNER, ADMIN}),
     Action.KEY_GRANT_ANY_MODEL: frozenset({OWNER, ADMIN, DEVELOPER}),
     Action.CREDENTIAL_LIST: frozenset({OWNER, ADMIN, DEVELOPER}),

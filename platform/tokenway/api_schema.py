@@ -24,6 +24,7 @@ _DESCRIPTIONS = {
     "401": "Not authenticated",
     "403": "Not allowed",
     "404": "Not found (or not yours)",
+    "409": "Conflicts with the resource's state (e.g. a revoked or rotated key)",
     "413": "Request body too large",
 }
 
@@ -33,6 +34,8 @@ def _error_codes(path: str, operation: dict[str, Any]) -> list[str]:
     authenticated = any(requirement for requirement in operation.get("security", []))
     if authenticated:
         codes += ["401", "403", "404"]
+        if "{" in path and "requestBody" in operation:
+            codes.append("409")
     elif "{" in path:
         codes.append("404")
     if "requestBody" in operation:

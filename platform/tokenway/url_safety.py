@@ -41,6 +41,8 @@ def _refusal(address: IPAddress, *, allow_loopback: bool) -> str | None:
         return None if allow_loopback else "a loopback address"
     if address.is_link_local:
         return "a link-local address"
+    if address.is_multicast:
+        return "a multicast address"
     if address.is_private or not address.is_global:
         return "a private or reserved address"
     return None
@@ -57,8 +59,12 @@ def validate_public_url(url: str, *, allow_loopback: bool = False) -> str:
         raise UnsafeUrl("URL scheme must be http or https")
     if not parts.hostname:
         raise UnsafeUrl("URL must name a host")
-    if parts.username or parts.password:
+    if parts.username or parts.password or "@" in parts.netloc:
         raise UnsafeUrl("URL must not carry credentials")
+    if parts.fragment or "#" in url:
+        raise UnsafeUrl("URL must not carry a fragment")
+    if "\\" in url or any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise UnsafeUrl("URL must not contain backslashes, spaces or control characters")
     for address in _addresses(parts.hostname, port):
         reason = _refusal(address, allow_loopback=allow_loopback)
         if reason:

@@ -111,3 +111,36 @@ def test_api_key_cannot_use_the_management_api(tenant):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     assert client.get("/api/v1/tenants/").status_code in (401, 403)
+
+
+def test_only_admins_extend_or_clear_expiry_and_a_rotated_or_revoked_key_is_never_revived(
+    owner, developer, api_client_for, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    soon = timezone.now() + timedelta(days=1)
+    mine, _ = issue_key(developer.tenant, created_by=developer.user, usage_read=False)
+    ApiKey.objects.filter(pk=mine.pk).update(expires_at=soon)
+    dev = api_client_for(developer)
+    later = (soon + timedelta(days=30)).isoformat()
+    _error(dev.patch(f"{URL}{mine.pk}/", {"expires_at": None}, format="json"), 403, "permission_denied")
+    _error(dev.patch(f"{URL}{mine.pk}/", {"expires_at": later}, format="json"), 403, "permission_denied")
+    assert ApiKey.objects.get(pk=mine.pk).expires_at == soon
+    earlier = (soon - timedelta(hours=1)).isoformat()
+    assert dev.patch(f"{URL}{mine.pk}/", {"expires_at": earlier}, format="json").status_code == 200  # shortening
+
+    admin = api_client_for(owner)
+    assert admin.patch(f"{URL}{mine.pk}/", {"expires_at": later}, format="json").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin.post(f"{URL}{mine.pk}/rotate/", {"grace_seconds": 60}, format="json").status_code == 201
+    grace_end = ApiKey.objects.get(pk=mine.pk).expires_at
+    _error(admin.patch(f"{URL}{mine.pk}/", {"expires_at": None}, format="json"), 409, "key_rotated")
+    _error(admin.patch(f"{URL}{mine.pk}/", {"expires_at": later}, format="json"), 409, "key_rotated")
+    assert ApiKey.objects.get(pk=mine.pk).expires_at == grace_end
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin.delete(f"{URL}{mine.pk}/")
+    _error(admin.patch(f"{URL}{mine.pk}/", {"rpm_limit": 5}, format="json"), 409, "key_revoked")
+    assert ApiKey.objects.get(pk=mine.pk).rpm_limit is None

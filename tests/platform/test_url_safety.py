@@ -22,6 +22,14 @@ REFUSED = [
     "http:///nohost",
     "http://user:pw@8.8.8.8/",
     "http://no-such-host.invalid/",
+    "http://224.0.0.251/",  # multicast
+    "http://239.255.255.250:1900/",
+    "http://[ff02::1]/",
+    "http://8.8.8.8#@127.0.0.1/",  # fragment trick
+    "http://8.8.8.8/v1#frag",
+    "http://@8.8.8.8/",  # empty userinfo
+    "http://8.8.8.8\\@127.0.0.1/",  # backslash: parsers disagree on the host
+    "http://8.8.8.8/ v1",
 ]
 
 
