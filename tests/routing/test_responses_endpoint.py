@@ -177,3 +177,15 @@ def test_websocket_upgrade_is_refused_at_once(gateway, tenant):
             url, additional_headers={"authorization": f"Bearer {tenant.key}"}, open_timeout=2
         )
     assert caught.value.response.status_code == 403
+
+
+def test_stream_cut_mid_answer_ends_with_response_failed(oai, sim, tenant):
+    from tests.routing.conftest import add_fault
+
+    add_fault(sim, provider="openai", kind="stream_cut", count=1)
+    events = list(oai.responses.create(model=MODEL_OPENAI, input="Say hi", stream=True, max_output_tokens=200))
+    assert events[0].type == "response.created" and events[-1].type == "response.failed"
+    assert events[-1].response.error.code == "upstream_stream_cut"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    [event] = tenant.wait_events(1)
+    assert event["status"] == "upstream_error" and event["dialect_in"] == "responses"
