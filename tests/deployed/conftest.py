@@ -1,0 +1,164 @@
+"""The platform as deployed: the real ``make run`` process tree, on free ports, with a throw-away data dir.
+
+One stack per session. Nothing wraps the app: every test talks HTTP to what ``make run``
+started, as a user would. At the end the stack is stopped with SIGTERM (to the process
+``make run`` runs, as a supervisor or ``kill`` would) and must exit 0 with no traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from tokenway.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+BANNER = "Tokenway is running"
+START_TIMEOUT_S = 420  # `make install` on a cold machine, then migrations and ~12 processes
+STOP_TIMEOUT_S = 120
+DEMO_LOGIN = ("demo@tokenway.local", "demo-password-123")
+STAFF_LOGIN = ("admin@tokenway.local", "admin-password-123")
+# what the outer test run (or its `make`) set; the stack must find its own servers
+OUTER_ENV = ("DATABASE_URL", "REDIS_URL", "TOKENWAY_ENV", "MAKEFLAGS", "MAKELEVEL", "MFLAGS", "STRIPE_API_KEY",
+             "STRIPE_API_BASE", "STRIPE_METER_API_BASE", "STRIPE_WEBHOOK_SECRET", "DJANGO_SETTINGS_MODULE")  # fmt: skip
+
+
+@dataclass
+class Stack:
+    process: subprocess.Popen[bytes]
+    port: int
+    sim_port: int
+    data_dir: Path
+    log: Path
+    env: dict[str, str]
+    started_s: float = 0.0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def key(self) -> str:
+        return (self.data_dir / "demo-api-key").read_text().strip()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def banner(self) -> str:
+        text = self.output()
+        return text[text.index(BANNER) :]
+
+    def make(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """A Makefile target against this stack (its data dir), as the README shows it."""
+        return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, env=self.env, capture_output=True,
+                              text=True, timeout=timeout)  # fmt: skip
+
+    def login(self, email: str, password: str) -> requests.Session:
+        session = requests.Session()
+        session.get(f"{self.base_url}/accounts/login/", timeout=10).raise_for_status()
+        form = {"username": email, "password": password, "csrfmiddlewaretoken": session.cookies["csrftoken"]}
+        response = session.post(f"{self.base_url}/accounts/login/", data=form, timeout=10,
+                                headers={"Referer": f"{self.base_url}/accounts/login/"})  # fmt: skip
+        response.raise_for_status()
+        assert "sessionid" in session.cookies, f"login as {email} failed"
+        return session
+
+
+def _stack_env(port: int, sim_port: int, data_dir: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in OUTER_ENV}
+    env.update(PORT=str(port), SIM_PORT=str(sim_port), TOKENWAY_DATA_DIR=str(data_dir),
+               STRIPE_PORT=str(free_port()), STRIPE_METER_PORT=str(free_port()))  # fmt: skip
+    return env
+
+
+def _wait_for_banner(stack: Stack) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while BANNER not in stack.output():
+        if stack.process.poll() is not None:
+            pytest.fail(f"make run exited with {stack.process.returncode}:\n{stack.output()[-4000:]}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no banner within {START_TIMEOUT_S}s:\n{stack.output()[-4000:]}")
+        time.sleep(0.25)
+
+
+def _stop(stack: Stack) -> tuple[int, float]:
+    """SIGTERM to what `make run` runs (the devstack); make then exits with its status."""
+    started = time.monotonic()
+    for child in psutil.Process(stack.process.pid).children():
+        child.send_signal(signal.SIGTERM)
+    try:
+        code = stack.process.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(stack.process.pid, signal.SIGKILL)
+        pytest.fail(f"make run did not stop within {STOP_TIMEOUT_S}s:\n{stack.output()[-4000:]}")
+    return code, time.monotonic() - started
+
+
+def _leftovers(data_dir: Path) -> list[str]:
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(data_dir) in cmdline:
+            found.append(f"{process.info['pid']}: {cmdline[:120]}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    # Not pytest's tmp_path: concurrent pytest runs reset its root to 0700, and the embedded
+    # PostgreSQL runs as its own user, which must reach its data dir until it has stopped.
+    scratch = Path(tempfile.mkdtemp(prefix="tokenway-deployed-"))
+    data_dir = scratch / "data"
+    port, sim_port = free_port(), free_port()
+    log = scratch / "make-run.log"
+    env = _stack_env(port, sim_port, data_dir)
+    started = time.monotonic()
+    with log.open("wb") as out:
+        process = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    stack = Stack(process=process, port=port, sim_port=sim_port, data_dir=data_dir, log=log, env=env)
+    try:
+        _wait_for_banner(stack)
+        stack.started_s = time.monotonic() - started
+        print(f"\n[deployed] make run: banner after {stack.started_s:.1f}s")
+        yield stack
+    finally:
+        code, stop_s = _stop(stack)
+        print(f"\n[deployed] make run: stopped in {stop_s:.1f}s, exit {code}")
+        output = stack.output()
+        (ROOT / "artifacts").mkdir(exist_ok=True)
+        (ROOT / "artifacts" / "deployed-make-run.log").write_text(output)
+        assert code == 0, f"make run exited {code} after SIGTERM:\n{output[-4000:]}"
+        assert "Traceback" not in output, "a traceback in make run's output: artifacts/deployed-make-run.log"
+        assert "everything stopped" in output
+        assert not (data_dir / "stack.env").exists()
+        assert not _leftovers(data_dir), _leftovers(data_dir)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def demo_session(stack: Stack) -> requests.Session:
+    return stack.login(*DEMO_LOGIN)
+
+
+@pytest.fixture(scope="session")
+def staff_session(stack: Stack) -> requests.Session:
+    return stack.login(*STAFF_LOGIN)
+
+
+def curl_from_banner(banner: str) -> str:
+    match = re.search(r"^\s*(curl .+)$", banner, re.MULTILINE)
+    assert match, banner
+    return match.group(1)

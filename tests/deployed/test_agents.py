@@ -1,0 +1,108 @@
+"""The real agent CLIs (from npm, pinned, installed into tests/.tools) against the running stack:
+Claude Code with its default model for three turns, Codex ``exec`` on the Responses API with a tool call."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import requests
+
+pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
+
+TOOLS = Path(__file__).resolve().parents[1] / ".tools"
+CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332", "claude")
+CODEX = ("@openai/codex", "0.171.0", "codex")
+MARKER = "tokenway-deployed-tool-ok"
+CODEX_CONFIG = """model_provider = "tokenway"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.tokenway]
+name = "Tokenway"
+base_url = "{base_url}/v1"
+env_key = "TOKENWAY_API_KEY"
+wire_api = "responses"
+"""
+
+
+def _cli(package: str, version: str, binary: str) -> Path:
+    """The pinned CLI in tests/.tools, installed with npm when missing or another version."""
+    path = TOOLS / "node_modules" / ".bin" / binary
+    manifest = TOOLS / "node_modules" / package / "package.json"
+    if path.exists() and manifest.exists() and json.loads(manifest.read_text()).get("version") == version:
+        return path
+    if not shutil.which("npm"):
+        pytest.skip(f"npm is not installed: cannot install {package}")
+    TOOLS.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(TOOLS),
+                        f"{package}@{version}"], check=True, capture_output=True, timeout=300)  # fmt: skip
+    except (subprocess.SubprocessError, OSError) as exc:
+        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): {package} not available")
+    return path
+
+
+def _generations(stack, key: str) -> list[dict[str, object]]:
+    response = requests.get(f"{stack.base_url}/api/v1/generations?limit=50",
+                            headers={"Authorization": f"Bearer {key}"}, timeout=10)  # fmt: skip
+    assert response.status_code == 200, response.text
+    return list(response.json()["data"])
+
+
+@pytest.fixture
+def own_key(stack) -> str:
+    """A key of the demo tenant for this test alone, so its generations are only this client's."""
+    result = stack.make("manage", "ARGS=create_api_key --tenant demo --name agent")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_claude_code_three_turns_with_its_default_model(stack, own_key, tmp_path):
+    claude = _cli(*CLAUDE_CODE)
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": stack.base_url, "ANTHROPIC_API_KEY": own_key,
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}  # fmt: skip
+    for name in (
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_SMALL_FAST_MODEL",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        "ANTHROPIC_AUTH_TOKEN",
+    ):
+        env.pop(name, None)  # the CLI's own default model, as a user runs it
+    turns = (["-p", "Say hello in five words."], ["-p", "Now say goodbye.", "--continue"],
+             ["-p", "And thank you.", "--continue"])  # fmt: skip
+    for args in turns:
+        result = subprocess.run([str(claude), *args, "--tools", ""], env=env, cwd=work, stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=180)  # fmt: skip
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+        assert result.stdout.strip()
+    answered = [g for g in _generations(stack, own_key) if g.get("status") == "ok"]
+    assert len(answered) >= 3
+
+
+def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_path):
+    codex = _cli(*CODEX)
+    home, work = tmp_path / "codex-home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    (home / "config.toml").write_text(CODEX_CONFIG.format(base_url=stack.base_url))
+    env = {**os.environ, "CODEX_HOME": str(home), "HOME": str(tmp_path), "TOKENWAY_API_KEY": own_key,
+           "NO_COLOR": "1", "RUST_LOG": "error"}  # fmt: skip
+    env.pop("OPENAI_API_KEY", None)
+    # The simulated model calls the tool a prompt names (sim/directed.py); exec_command is Codex's shell tool.
+    prompt = f'Call the tool exec_command with {{"cmd": "echo {MARKER}"}}'
+    command = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", prompt]
+    result = subprocess.run(command, env=env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                            timeout=240)  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert result.stdout.strip()
+    assert f"echo {MARKER}" in result.stderr  # the command Codex ran for the model
+    answered = [g for g in _generations(stack, own_key) if g.get("status") == "ok"]
+    assert len(answered) >= 2  # the tool call, then the answer after the tool's output
