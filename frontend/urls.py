@@ -51,6 +51,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(tenant + "billing/alerts/<int:alert_id>/delete/", console_billing.alert_remove, name="alert-delete"),
     path(tenant + "usage/", console_usage.usage, name="usage"),
     path(tenant + "requests/", console_usage.requests_log, name="requests"),
+    path(tenant + "requests/<str:request_id>/", console_usage.request_detail, name="request"),
     path(tenant + "playground/", console_playground.playground, name="playground"),
     path(tenant + "playground/key/", console_playground.playground_key, name="playground-key"),
     path("ops/billing/", ops.billing_dashboard, name="ops-billing"),

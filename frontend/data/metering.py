@@ -1,9 +1,11 @@
 """Console billing data over ``metering.selectors`` (usage, savings) and ``metering.ledger`` (balance).
-The request log, top-ups and alerts have no selector yet and read metering's models (read-only).
+The request log reads ``generations_list``; top-ups and alerts have no selector yet and read metering's
+models (read-only).
 Every function answers "nothing yet" rather than failing."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,8 +13,15 @@ from django.utils import timezone
 
 from frontend.data.optional import optional_function, optional_model
 from metering.alerts import tenant_month_spend_micros
+from metering.cursors import BadCursor
 from metering.ledger import tenant_account_balance
-from metering.selectors import cache_savings_micros, tenant_usage
+from metering.selectors import (
+    GenerationFilter,
+    cache_savings_micros,
+    generation_get,
+    generations_list,
+    tenant_usage,
+)
 
 LOG_LIMIT = 50  # request log rows per page: a screenful on a laptop
 GROUPS = {"by_model": "model", "by_provider": "provider", "by_key": "key"}
@@ -61,14 +70,36 @@ def usage_breakdown(*, tenant_id: int | None, days: int = 30) -> dict[str, Any]:
     return out
 
 
-def request_log(*, tenant_id: int, limit: int = LOG_LIMIT, before_id: int | None = None) -> list[Any]:
-    usage = _model("UsageRecord")
-    if usage is None:
-        return []
-    query = usage.objects.filter(tenant_id=tenant_id)
-    if before_id:
-        query = query.filter(id__lt=before_id)
-    return list(query.order_by("-id")[:limit])
+@dataclass(frozen=True)
+class LogPage:
+    rows: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def request_log(
+    *, tenant_id: int, limit: int = LOG_LIMIT, cursor: str | None = None, status: str | None = None
+) -> LogPage:
+    """Newest first through ``metering.selectors.generations_list``, rejected calls included; a cursor
+    that is not ours (an edited URL) gives the first page."""
+    where = GenerationFilter(status=status)
+    try:
+        page = generations_list(tenant_id=tenant_id, where=where, cursor=cursor, limit=limit)
+    except BadCursor:
+        page = generations_list(tenant_id=tenant_id, where=where, limit=limit)
+    return LogPage([_display(item) for item in page.data], page.next_cursor)
+
+
+def request_get(*, tenant_id: int, request_id: str) -> dict[str, Any] | None:
+    item = generation_get(tenant_id=tenant_id, request_id=request_id)
+    return _display(item) if item is not None else None
+
+
+def _display(item: dict[str, Any]) -> dict[str, Any]:
+    """The selector's record plus what the templates format: a datetime and the input total."""
+    finished = item["timings"].get("finished_at")
+    tokens = item["tokens"]
+    tokens_in = tokens["input_uncached"] + tokens["cache_read"] + tokens["cache_write_5m"] + tokens["cache_write_1h"]
+    return {**item, "finished": datetime.fromisoformat(finished) if finished else None, "tokens_in": tokens_in}
 
 
 def topups(*, tenant_id: int) -> list[Any]:

@@ -48,7 +48,7 @@ def overview(request: HttpRequest, membership: Membership) -> HttpResponse:
         balance=metering.balance_micros(tenant_id=tenant_id),
         month_spend=metering.month_spend_micros(tenant_id=tenant_id),
         usage=metering.usage_breakdown(tenant_id=tenant_id, days=30),
-        recent=metering.request_log(tenant_id=tenant_id, limit=5),
+        recent=metering.request_log(tenant_id=tenant_id, limit=5).rows,
         alerts=metering.spend_alerts(tenant_id=tenant_id),
         notifications=metering.notifications(tenant_id=tenant_id),
     )

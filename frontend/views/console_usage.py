@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+import orjson
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apikeys.selectors import tenant_keys
+from contracts.usage import USAGE_STATUSES
 from frontend.data import metering
 from frontend.views.console_base import deny, render_console, tenant_page
 from tenants.models import Membership
@@ -29,14 +31,32 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
 def requests_log(request: HttpRequest, membership: Membership) -> HttpResponse:
     if denied := deny(request, membership, Action.USAGE_VIEW):
         return denied
-    before = request.GET.get("before")
-    rows = metering.request_log(
-        tenant_id=membership.tenant_id, before_id=int(before) if before and before.isdigit() else None
-    )
+    status = request.GET.get("status") or None
+    status = status if status in USAGE_STATUSES else None
+    page = metering.request_log(tenant_id=membership.tenant_id, cursor=request.GET.get("cursor"), status=status)
     if request.GET.get("fragment"):
-        return render(request, "frontend/console/_request_rows.html", {"rows": rows})
+        context = {"rows": page.rows, "tenant": membership.tenant}
+        return render(request, "frontend/console/_request_rows.html", context)
     return render_console(
-        request, membership, "frontend/console/requests.html", "requests", rows=rows, limit=metering.LOG_LIMIT
+        request, membership, "frontend/console/requests.html", "requests",
+        rows=page.rows, next_cursor=page.next_cursor, status=status or "", statuses=USAGE_STATUSES,
+    )  # fmt: skip
+
+
+@tenant_page
+def request_detail(request: HttpRequest, membership: Membership, request_id: str) -> HttpResponse:
+    """One request's full record (rejected ones too); another tenant's id is a 404 like an unknown one."""
+    if denied := deny(request, membership, Action.USAGE_VIEW):
+        return denied
+    record = metering.request_get(tenant_id=membership.tenant_id, request_id=request_id)
+    if record is None:
+        raise Http404("no such request")
+    key = tenant_keys(membership=membership).filter(pk=record["key_id"]).first()
+    raw = orjson.dumps(
+        {k: v for k, v in record.items() if k not in ("finished", "tokens_in")}, option=orjson.OPT_INDENT_2
+    )
+    return render_console(
+        request, membership, "frontend/console/request_detail.html", "requests", r=record, key=key, raw=raw.decode()
     )
 
 

@@ -19,7 +19,7 @@
         if (fresh && old && fresh.textContent !== old.textContent) { old.replaceWith(fresh); fresh.closest(".card").classList.add("flash"); }
       });
     }
-    if (rows && !location.search.includes("before=")) {
+    if (rows && !location.search.includes("cursor=")) {
       const table = document.getElementById("request-log");
       const html = await fetch(table.dataset.fragmentUrl, { credentials: "same-origin" }).then((r) => r.text());
       const known = new Set([...rows.querySelectorAll("tr[data-request-id]")].map((tr) => tr.dataset.requestId));
