@@ -92,3 +92,8 @@ def test_models_list_shows_aliases_and_official_ids(oai):
     assert oai.models.retrieve("claude-sonnet-4.5").model_extra.get("alias_of") is None
     with pytest.raises(openai.NotFoundError):
         oai.models.retrieve("no-such-model")
+
+
+def test_responses_api_with_the_codex_default_model_is_served_by_the_newest_gpt(oai):
+    response = oai.responses.create(model="gpt-6.2-sol", input="Say hi", max_output_tokens=30)
+    assert response.model == "gpt-5" and response.output_text
