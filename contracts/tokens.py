@@ -20,15 +20,35 @@ def count_text_tokens(text: str) -> int:
     return (ascii_chars + 3) // 4 + (len(text) - ascii_chars)
 
 
-def count_value_tokens(value: Any) -> int:
-    """Tokens of every string inside a JSON-like value (content blocks, tool schemas)."""
+MAX_NESTING = 64  # deeper JSON is refused: no real request nests so far, and walking it must stay iterative
+
+
+class TooDeeplyNested(ValueError):
+    """A JSON value nests deeper than MAX_NESTING levels."""
+
+
+def count_value_tokens(value: Any, *, max_depth: int = MAX_NESTING) -> int:
+    """Tokens of every string inside a JSON-like value (content blocks, tool schemas).
+
+    Iterative (an explicit stack), so a hostile 1,000-level body costs no recursion, only a refusal.
+    """
     if isinstance(value, str):
         return count_text_tokens(value)
-    if isinstance(value, dict):
-        return sum(count_value_tokens(item) for item in value.values())
-    if isinstance(value, list):
-        return sum(count_value_tokens(item) for item in value)
-    return 0
+    total = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            total += count_text_tokens(item)
+            continue
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth >= max_depth:
+            raise TooDeeplyNested(f"JSON nests deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in item)
+    return total
 
 
 # Each message costs this many tokens of framing (role markers), as chat templates do.

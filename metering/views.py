@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.http import HttpResponse
@@ -119,9 +119,20 @@ class KeyView(ApiKeyView):
         return Response(selectors.key_summary(api_key=request.auth))
 
 
+EARLIEST_USAGE_DATE = date(2000, 1, 1)  # before any usage could exist; keeps date arithmetic in range
+LATEST_USAGE_DATE = date(9000, 1, 1)
+
+
 class UsageIn(serializers.Serializer[Any]):
     start = serializers.DateField(required=False)
     end = serializers.DateField(required=False)
+
+    def validate_start(self, value: date) -> date:
+        return _usage_date(value)
+
+    def validate_end(self, value: date) -> date:
+        return _usage_date(value)
+
     group = serializers.ChoiceField(choices=sorted(selectors.USAGE_GROUPS), default="day")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -133,6 +144,12 @@ class UsageIn(serializers.Serializer[Any]):
         attrs["start"] = datetime(start.year, start.month, start.day, tzinfo=UTC)
         attrs["end"] = datetime(end.year, end.month, end.day, tzinfo=UTC)
         return attrs
+
+
+def _usage_date(value: date) -> date:
+    if not EARLIEST_USAGE_DATE <= value <= LATEST_USAGE_DATE:
+        raise serializers.ValidationError(f"must be between {EARLIEST_USAGE_DATE} and {LATEST_USAGE_DATE}")
+    return value
 
 
 class TenantUsageView(TenantScopedView):

@@ -48,7 +48,7 @@ def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
         body = json.loads(text)
     except stripe.SignatureVerificationError as exc:
         raise WebhookRefused("signature_invalid", str(exc)) from exc
-    except ValueError as exc:  # not UTF-8, or not JSON
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, or nested beyond the parser's depth
         raise WebhookRefused("invalid_json", "the body is not valid JSON") from exc
     if not _is_event_envelope(body):
         raise WebhookRefused(

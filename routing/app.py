@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from routing.asgi_io import ASGIApp, Receive, Scope, Send, respond
+from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, headers_too_large, respond
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
 from routing.gateway import Gateway
@@ -46,7 +46,11 @@ async def _lifespan(gateway: Gateway, receive: Receive, send: Send) -> None:
 
 async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     method, path = scope["method"], scope["path"]
-    if method == "POST" and path == "/v1/chat/completions":
+    if headers_too_large(scope):
+        dialect = ANTHROPIC if path.startswith("/v1/messages") else OPENAI
+        err = GatewayError(431, "headers_too_large", f"Request headers exceed {MAX_HEADER_BYTES} bytes.")
+        await send_error(send, dialect, err, new_request_id())
+    elif method == "POST" and path == "/v1/chat/completions":
         await completions.serve(gateway, OPENAI, scope, receive, send)
     elif method == "POST" and path == "/v1/messages":
         await completions.serve(gateway, ANTHROPIC, scope, receive, send)

@@ -42,6 +42,14 @@ async def read_body(receive: Receive, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+MAX_HEADER_BYTES = 64 * 1024  # all request headers together; Claude Code's largest are a few KB
+
+
+def headers_too_large(scope: Scope, limit: int = MAX_HEADER_BYTES) -> bool:
+    """The server read the headers already; refusing here keeps them out of parsing, logs and forwarding."""
+    return sum(len(name) + len(value) for name, value in scope.get("headers", ())) > limit
+
+
 def request_id_headers(request_id: str) -> Headers:
     """The call's id under each SDK's name: OpenAI's reads ``x-request-id``, Anthropic's ``request-id``."""
     rid = request_id.encode()

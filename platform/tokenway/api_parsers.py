@@ -12,6 +12,8 @@ from django.conf import settings
 from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 
+from contracts.tokens import MAX_NESTING, TooDeeplyNested, count_value_tokens
+
 
 class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
@@ -31,4 +33,9 @@ class LimitedJSONParser(JSONParser):
         raw = stream.read(limit + 1) if limit is not None else stream.read()
         if limit is not None and len(raw) > limit:
             raise PayloadTooLarge()
-        return super().parse(io.BytesIO(raw), media_type, parser_context)
+        try:
+            data = super().parse(io.BytesIO(raw), media_type, parser_context)
+            count_value_tokens(data)  # walks the value without recursion; refuses hostile nesting
+        except (RecursionError, TooDeeplyNested) as exc:
+            raise exceptions.ParseError(f"JSON parse error - nested deeper than {MAX_NESTING} levels") from exc
+        return data

@@ -23,6 +23,12 @@ django_http = get_asgi_application()
 
 from frontend.routing import websocket_urlpatterns  # noqa: E402
 from routing.app import is_gateway_path, make_gateway_app  # noqa: E402
+from routing.asgi_io import MAX_HEADER_BYTES, headers_too_large, respond  # noqa: E402
+
+_HEADERS_TOO_LARGE = (
+    b'{"error":{"code":"headers_too_large","message":"request headers exceed %d bytes","param":null}}'
+    % MAX_HEADER_BYTES
+)
 
 gateway = make_gateway_app()
 django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(websocket_urlpatterns)})
@@ -34,5 +40,8 @@ async def application(scope, receive, send):
         return
     if scope["type"] in ("http", "websocket") and is_gateway_path(scope):  # /v1 websockets: refused there
         await gateway(scope, receive, send)
+        return
+    if scope["type"] == "http" and headers_too_large(scope):
+        await respond(send, 431, _HEADERS_TOO_LARGE, [])
         return
     await django_app(scope, receive, send)

@@ -8,6 +8,7 @@ import orjson
 
 from contracts.usage import Tokens
 from routing.errors import GatewayError, invalid_request
+from routing.wire import checks
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
 from routing.wire.sse import frame
 
@@ -21,19 +22,33 @@ _ERROR_TYPES = {
     404: "not_found_error",
     413: "request_too_large",
     429: "rate_limit_error",
+    431: "invalid_request_error",
     503: "overloaded_error",
     504: "timeout_error",
     529: "overloaded_error",
 }
 
 
+_ROLES = frozenset({"user", "assistant", "system"})  # agents put system turns inside messages too
+
+
+def _check(body: Body) -> tuple[str, list[Any]]:
+    model = checks.model_name(body, "model: Field required")
+    messages = checks.message_list(body, _ROLES, "messages: must be a non-empty list")
+    checks.optional_bool(body, "stream")
+    checks.optional_positive_int(body, "max_tokens")
+    checks.optional_range(body, "temperature", 0, 1)
+    checks.optional_range(body, "top_p", 0, 1)
+    checks.optional_list(body, "tools")
+    checks.optional_object(body, "provider")
+    system = body.get("system")
+    if system is not None and not isinstance(system, str | list):
+        raise invalid_request("system: must be a string or an array of text blocks", param="system")
+    return model, messages
+
+
 def view(body: Body, *, count_only: bool = False) -> RequestView:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid_request("model: Field required", param="model")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise invalid_request("messages: must be a non-empty list", param="messages")
+    model, messages = _check(body)
     max_tokens = positive_int(body.get("max_tokens"))
     if max_tokens is None and not count_only:
         raise invalid_request("max_tokens: Field required", param="max_tokens")

@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 
 from contracts.usage import Tokens
-from routing.errors import GatewayError, invalid_request
+from routing.errors import GatewayError
+from routing.wire import checks
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
 from routing.wire.sse import frame
 
@@ -21,16 +22,30 @@ _ERROR_TYPES = {
     404: "invalid_request_error",
     413: "invalid_request_error",
     429: "rate_limit_error",
+    431: "invalid_request_error",
 }
 
 
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+
+def _check(body: Body) -> tuple[str, list[Any]]:
+    model = checks.model_name(body, "'model' is required.")
+    messages = checks.message_list(body, _ROLES, "'messages' must be a non-empty array.")
+    checks.optional_bool(body, "stream")
+    checks.optional_object(body, "stream_options")
+    checks.optional_positive_int(body, "max_tokens")
+    checks.optional_positive_int(body, "max_completion_tokens")
+    checks.optional_positive_int(body, "n")
+    checks.optional_range(body, "temperature", 0, 2)
+    checks.optional_range(body, "top_p", 0, 1)
+    checks.optional_list(body, "tools")
+    checks.optional_object(body, "provider")
+    return model, messages
+
+
 def view(body: Body) -> RequestView:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid_request("'model' is required.", param="model")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise invalid_request("'messages' must be a non-empty array.", param="messages")
+    model, messages = _check(body)
     options = body.get("stream_options")
     return RequestView(
         dialect=NAME,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, count_value_tokens
+from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, TooDeeplyNested, count_value_tokens
+from routing.errors import invalid_request
 
 Body = dict[str, Any]
 
@@ -25,7 +26,10 @@ class RequestView:
 
 
 def estimate_input_tokens(messages: Any, *extra: Any) -> int:
-    count = count_value_tokens(messages) + sum(count_value_tokens(item) for item in extra if item)
+    try:
+        count = count_value_tokens(messages) + sum(count_value_tokens(item) for item in extra if item)
+    except TooDeeplyNested as exc:
+        raise invalid_request(f"Request JSON is nested too deeply: {exc}.") from exc
     if isinstance(messages, list):
         count += MESSAGE_OVERHEAD_TOKENS * len(messages)
     return count

@@ -137,3 +137,19 @@ def test_token_approximation_is_the_documented_rule():
     assert tokens.count_text_tokens("你好") == 2
     assert tokens.count_text_tokens("hi 你好") == 1 + 2
     assert tokens.count_value_tokens({"a": ["abcd", {"b": "abcd"}], "n": 5}) == 2
+
+
+def test_token_counting_walks_deep_json_without_recursion_and_refuses_past_the_limit():
+    import pytest
+
+    from contracts import tokens
+
+    ok: object = "abcd"
+    for _ in range(tokens.MAX_NESTING - 1):
+        ok = [ok]
+    assert tokens.count_value_tokens(ok) == 1
+    deep: object = "abcd"
+    for _ in range(5000):  # far past Python's recursion limit
+        deep = {"a": [deep]}
+    with pytest.raises(tokens.TooDeeplyNested):
+        tokens.count_value_tokens(deep)

@@ -123,3 +123,19 @@ def test_tenant_usage_csv_export_for_members_only(tenant, owner, outsider, api_c
     assert api_client_for(outsider).get("/api/v1/tenants/acme/usage.csv").status_code == 404
     by_model = api_client_for(owner).get("/api/v1/tenants/acme/usage/", {"group": "model"}).json()
     assert by_model["data"][0]["model"] == "deepseek-v4-flash"
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"end": "0001-01-01"},
+        {"start": "0001-01-01"},
+        {"start": "9999-12-31"},
+        {"start": "2026-05-01", "end": "2026-04-01"},
+    ],
+)
+def test_usage_dates_out_of_range_are_400_not_500(tenant, owner, api_client_for, params):
+    for path in ("/api/v1/tenants/acme/usage/", "/api/v1/tenants/acme/usage.csv"):
+        response = api_client_for(owner).get(path, params)
+        assert response.status_code == 400, (path, params, response.content[:200])
+        assert response.json()["error"]["param"] in ("start", "end")
