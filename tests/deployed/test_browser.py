@@ -31,7 +31,8 @@ class Walk:
 
     def _console(self, message) -> None:
         if message.type == "error":
-            self.problems.append(f"{self.page.url}: console error {message.text}")
+            where = (message.location or {}).get("url", "")
+            self.problems.append(f"{self.page.url}: console error {message.text} {where}")
 
     def _failed(self, request) -> None:
         if request.failure != "net::ERR_ABORTED":  # a navigation that cancels the previous page's fetches
