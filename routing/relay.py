@@ -7,6 +7,7 @@ After the first byte reaches the client nothing is retried; a failure mid-stream
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -23,6 +24,8 @@ from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicTo
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.wire.sse import SseSplitter
+
+log = logging.getLogger("routing.relay")
 
 TIMER_SLACK_S = 0.25  # idle-gap precision traded for fewer timer re-arms on the hot path
 
@@ -150,7 +153,8 @@ async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
 def _mid_stream_error(exc: BaseException) -> GatewayError:
     if isinstance(exc, TimeoutError):
         return GatewayError(504, "upstream_timeout", "The provider stopped sending (idle gap or deadline exceeded).")
-    return GatewayError(502, "upstream_stream_cut", f"The provider connection failed mid-stream: {exc}")
+    log.info("stream cut: %s: %s", type(exc).__name__, exc)  # details for us, a plain sentence for the caller
+    return GatewayError(502, "upstream_stream_cut", "The provider connection failed mid-stream.")
 
 
 async def _fail_in_band(call: Call, send: Send, error: GatewayError, converter: StreamConverter) -> None:

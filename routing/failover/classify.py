@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 import aiohttp
@@ -10,6 +11,8 @@ from routing.errors import UpstreamFailure
 
 MAX_RETRY_AFTER_S = 300.0
 DEFAULT_429_COOLDOWN_S = 5.0
+
+log = logging.getLogger("routing.failover")
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -51,6 +54,8 @@ def from_status(status: int, headers: Mapping[str, str], body: bytes) -> Upstrea
 def from_exception(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, TimeoutError):
         return UpstreamFailure(504, "timeout", "The provider did not answer in time.", retryable=True)
+    # The caller reads a plain sentence; the library's text (hosts, ports, internals) goes to our log only.
+    log.info("upstream failure: %s: %s", type(exc).__name__, exc)
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return UpstreamFailure(502, "connect", f"Could not connect to the provider: {exc}", retryable=True)
-    return UpstreamFailure(502, "protocol", f"The provider connection failed: {exc}", retryable=True)
+        return UpstreamFailure(502, "connect", "Could not connect to the provider.", retryable=True)
+    return UpstreamFailure(502, "protocol", "The provider connection failed before the answer began.", retryable=True)
