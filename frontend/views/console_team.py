@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -38,7 +39,7 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
     return render_console(
         request, membership, "frontend/console/team.html", "team",
         members=tenant_members(membership=membership), invitations=tenant_invitations(membership=membership)[:50],
-        form=form, invite_link=invite_link, roles=Role.choices,
+        form=form, invite_link=invite_link, roles=Role.choices, now=timezone.now(),
     )  # fmt: skip
 
 

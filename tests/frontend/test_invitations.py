@@ -55,6 +55,18 @@ def test_console_reinvite_resends_without_a_duplicate(client, owner):
     assert Invitation.objects.count() == 1 and len(mail.outbox) == 2
 
 
+def test_pending_rows_offer_send_again_and_expired_ones_say_so(client, owner):
+    issued = invitation_create(actor=owner, email="late@example.test", role="viewer")
+    Invitation.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+    client.force_login(owner.user)
+    page = client.get(TEAM).content.decode()
+    assert 'data-resend="late@example.test"' in page and "expired" in page
+    response = client.post(TEAM, {"email": "late@example.test", "role": "viewer"})  # what the button posts
+    assert b"Invitation sent again to late@example.test" in response.content
+    refreshed = Invitation.objects.get()
+    assert refreshed.pk == issued.invitation.pk and refreshed.expires_at > timezone.now()
+
+
 def test_console_refuses_to_invite_a_member(client, owner, developer):
     client.force_login(owner.user)
     before = snapshot_rows()
