@@ -5,6 +5,7 @@ land in ``/api/v1/generations`` as ``rejected`` with their reason and never touc
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 import requests
@@ -20,10 +21,10 @@ from tests.routing.conftest import gateway, gateway_server, sim  # noqa: F401 - 
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BODY = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}
+BODY: dict[str, Any] = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}
 
 
-def _call(gateway, plaintext: str) -> requests.Response:  # noqa: F811 - the fixture's value
+def _call(gateway, plaintext: str) -> requests.Response:  # noqa: F811 - the fixture's value, not the fixture
     return requests.post(
         f"{gateway.base_url}/v1/chat/completions", json=BODY, headers={"authorization": f"Bearer {plaintext}"},
         timeout=20,
