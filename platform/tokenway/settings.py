@@ -130,8 +130,6 @@ EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.Emai
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Tokenway <no-reply@tokenway.local>")
 # Absolute links in emails (invitations); empty = the address of the request that sends them.
 TOKENWAY_SITE_URL = env_str("TOKENWAY_SITE_URL", "")
-# Absolute links in emails (invitations); empty = the address of the request that sends them.
-TOKENWAY_SITE_URL = env_str("TOKENWAY_SITE_URL", "")
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("TOKENWAY_MAX_BODY_BYTES", 1_048_576)
 
