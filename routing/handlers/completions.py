@@ -8,9 +8,8 @@ import time
 from typing import Any
 
 from contracts.keyrecord import KeyRecord
-from contracts.pricing import charge_micros
+from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import Tokens, cost_micros
 from routing.accounting import account, account_unread
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
@@ -28,6 +27,7 @@ from routing.wire.request import RequestView
 
 log = logging.getLogger("routing.completions")
 
+INPUT_ESTIMATE_MARGIN_PCT = 50  # holds assume up to 1.5x our input estimate: the provider's count is what bills
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
 
@@ -122,11 +122,18 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
 
 
 def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
-    """Tenant charge if the whole input estimate is uncached and every allowed output token is used."""
-    tokens = Tokens(
-        input_uncached=view.input_estimate, output=min(view.max_tokens or offering.max_output, offering.max_output)
+    """Tenant charge if the input (with the estimate's margin) lands at the dearest input-side price
+    (cache writes included) and every allowed output token is used at the dearer of output and reasoning."""
+    cost = worst_case_cost_micros(
+        input_tokens=_with_margin(view.input_estimate),
+        output_tokens=min(view.max_tokens or offering.max_output, offering.max_output),
+        prices=offering.prices,
     )
-    cost = cost_micros(tokens, offering.prices)
     return charge_micros(
         cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok
     )
+
+
+def _with_margin(estimate: int) -> int:
+    """Our estimate is ~4 characters a token; real tokenizers count code and JSON denser."""
+    return estimate + estimate * INPUT_ESTIMATE_MARGIN_PCT // 100
