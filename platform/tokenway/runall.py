@@ -16,6 +16,7 @@ import dbm
 import os
 import pickle
 import shelve
+import signal
 import subprocess
 import sys
 import time
@@ -52,12 +53,20 @@ def _children(*, port: int, sim_port: int, beat_schedule: Path) -> list[Child]:
         Child("web", web, stage=0, stop_timeout=10),
         # a fixed consumer name: after a restart it picks up its own pending entries
         Child("metering", [PY, str(ROOT / "manage.py"), "consume_usage", "--name", "devstack"], stage=1),
-        Child("worker", _celery_worker("main", "default,metering,stripe", "-c", "2"), stage=1, stop_timeout=30),
+        Child(
+            "worker",
+            _celery_worker("main", "default,metering,stripe", "-c", "2"),
+            stage=1,
+            stop_timeout=30,
+            hurry=signal.SIGQUIT,
+        ),
         Child("beat", beat, stage=2, stop_timeout=5),
     ]
     for region in REGIONS:
         command = _celery_worker(f"probe-{region}", f"probes.{region}", "-c", "4", "-P", "threads")
-        children.append(Child(f"probe-{region}", command, stage=3, stop_timeout=30, env={"TOKENWAY_REGION": region}))
+        # A probe is a measurement: one cut short is retried by the next round, so probes get 10 s to finish.
+        children.append(Child(f"probe-{region}", command, stage=3, stop_timeout=10, hurry=signal.SIGQUIT,
+                              env={"TOKENWAY_REGION": region}))  # fmt: skip
     return children
 
 

@@ -9,6 +9,7 @@ running tasks finish), the next stage starts once they are gone or their deadlin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -22,7 +23,8 @@ from tokenway.processes import kill_group, spawn, terminate
 BACKOFF_FIRST_S = 1.0  # a crash loop slows down to one attempt per BACKOFF_MAX_S
 BACKOFF_MAX_S = 30.0
 STABLE_AFTER_S = 30.0  # running this long resets the backoff: the next crash is a new incident
-TABLE_EVERY_S = 2.0  # how fresh /healthz's view of the processes is
+TABLE_EVERY_S = 2.0
+HURRY_GRACE_S = 5.0  # after the hurry signal, before SIGKILL  # how fresh /healthz's view of the processes is
 
 
 @dataclass
@@ -31,6 +33,7 @@ class Child:
     command: list[str]
     stage: int  # stop order: lower stops first
     stop_timeout: float = 10.0
+    hurry: int | None = None  # sent when stop_timeout passes, before SIGKILL (Celery: SIGQUIT, cold shutdown)
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
@@ -115,9 +118,19 @@ class Supervisor:
             try:
                 child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self.say(f"{child.name} did not stop within {child.stop_timeout:.0f}s; killed")
-                kill_group(child.process)
+                self._hurry(child)
         child.state = "stopped"
+
+    def _hurry(self, child: Child) -> None:
+        assert child.process is not None
+        if child.hurry is not None:
+            terminate(child.process, child.hurry)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.process.wait(timeout=HURRY_GRACE_S)
+                self.say(f"{child.name} still busy after {child.stop_timeout:.0f}s; stopped without waiting")
+                return
+        self.say(f"{child.name} did not stop within {child.stop_timeout:.0f}s; killed")
+        kill_group(child.process)
 
     def write_table(self) -> None:
         self._table_written = time.monotonic()
