@@ -50,9 +50,14 @@ def test_owner_invites_from_the_console_and_the_emailed_link_works(client, owner
 def test_console_reinvite_resends_without_a_duplicate(client, owner):
     client.force_login(owner.user)
     client.post(TEAM, {"email": "new@example.test", "role": "viewer"})
+    first_link = _emailed_path()
     response = client.post(TEAM, {"email": "new@example.test", "role": "viewer"})
     assert b"Invitation sent again to new@example.test" in response.content
     assert Invitation.objects.count() == 1 and len(mail.outbox) == 2
+    client.logout()
+    old = client.get(first_link)
+    assert old.status_code == 404 and b"only the link in the newest email works" in old.content
+    assert client.get(_emailed_path()).status_code == 200
 
 
 def test_pending_rows_offer_send_again_and_expired_ones_say_so(client, owner):
