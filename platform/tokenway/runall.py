@@ -16,7 +16,6 @@ import dbm
 import os
 import pickle
 import shelve
-import signal
 import subprocess
 import sys
 import time
@@ -53,20 +52,14 @@ def _children(*, port: int, sim_port: int, beat_schedule: Path) -> list[Child]:
         Child("web", web, stage=0, stop_timeout=10),
         # a fixed consumer name: after a restart it picks up its own pending entries
         Child("metering", [PY, str(ROOT / "manage.py"), "consume_usage", "--name", "devstack"], stage=1),
-        Child(
-            "worker",
-            _celery_worker("main", "default,metering,stripe", "-c", "2"),
-            stage=1,
-            stop_timeout=30,
-            hurry=signal.SIGQUIT,
-        ),
+        Child("worker", _celery_worker("main", "default,metering,stripe", "-c", "2"), stage=1, stop_timeout=30),
         Child("beat", beat, stage=2, stop_timeout=5),
     ]
     for region in REGIONS:
         command = _celery_worker(f"probe-{region}", f"probes.{region}", "-c", "4", "-P", "threads")
-        # A probe is a measurement: one cut short is retried by the next round, so probes get 10 s to finish.
-        children.append(Child(f"probe-{region}", command, stage=3, stop_timeout=10, hurry=signal.SIGQUIT,
-                              env={"TOKENWAY_REGION": region}))  # fmt: skip
+        # A probe is a measurement (the next round repeats it): 10 s to finish, then it is cut short.
+        env = {"TOKENWAY_REGION": region}
+        children.append(Child(f"probe-{region}", command, stage=3, stop_timeout=10, env=env))
     return children
 
 

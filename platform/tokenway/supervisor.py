@@ -9,7 +9,6 @@ running tasks finish), the next stage starts once they are gone or their deadlin
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -23,8 +22,7 @@ from tokenway.processes import kill_group, spawn, terminate
 BACKOFF_FIRST_S = 1.0  # a crash loop slows down to one attempt per BACKOFF_MAX_S
 BACKOFF_MAX_S = 30.0
 STABLE_AFTER_S = 30.0  # running this long resets the backoff: the next crash is a new incident
-TABLE_EVERY_S = 2.0
-HURRY_GRACE_S = 5.0  # after the hurry signal, before SIGKILL  # how fresh /healthz's view of the processes is
+TABLE_EVERY_S = 2.0  # how fresh /healthz's view of the processes is
 
 
 @dataclass
@@ -33,7 +31,6 @@ class Child:
     command: list[str]
     stage: int  # stop order: lower stops first
     stop_timeout: float = 10.0
-    hurry: int | None = None  # sent when stop_timeout passes, before SIGKILL (Celery: SIGQUIT, cold shutdown)
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
@@ -118,19 +115,11 @@ class Supervisor:
             try:
                 child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                self._hurry(child)
+                # Celery's cold shutdown (SIGQUIT) cannot cancel a thread pool's tasks without a traceback;
+                # an unacknowledged task goes back to its queue either way.
+                self.say(f"{child.name} still busy after {child.stop_timeout:.0f}s; killed")
+                kill_group(child.process)
         child.state = "stopped"
-
-    def _hurry(self, child: Child) -> None:
-        assert child.process is not None
-        if child.hurry is not None:
-            terminate(child.process, child.hurry)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.process.wait(timeout=HURRY_GRACE_S)
-                self.say(f"{child.name} still busy after {child.stop_timeout:.0f}s; stopped without waiting")
-                return
-        self.say(f"{child.name} did not stop within {child.stop_timeout:.0f}s; killed")
-        kill_group(child.process)
 
     def write_table(self) -> None:
         self._table_written = time.monotonic()
