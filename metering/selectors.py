@@ -193,8 +193,9 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
 
 def tenant_usage(*, tenant_id: int | None, start: datetime, end: datetime, group: str) -> list[dict[str, Any]]:
     """Usage of one tenant (None: the whole platform, for the ops dashboard) grouped by day, model,
-    provider or key, for the console and CSV export."""
-    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end)
+    provider or key, for the console and CSV export. Rejected calls are not usage (no tokens, no money):
+    they are counted only in the generations list."""
+    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end).exclude(status="rejected")
     if tenant_id is not None:
         rows = rows.filter(tenant_id=tenant_id)
     field = USAGE_GROUPS[group]
@@ -224,8 +225,9 @@ def _ints(row: dict[str, Any], skip: str) -> dict[str, int]:
 
 
 def platform_overview(*, start: datetime, end: datetime) -> dict[str, Any]:
-    """Admin dashboard: revenue, provider cost, margin, cache savings, per-tenant and per-model usage."""
-    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end)
+    """Admin dashboard: revenue, provider cost, margin, cache savings, per-tenant and per-model usage
+    (rejected calls excluded, as in ``tenant_usage``)."""
+    rows = UsageRecord.objects.filter(finished_at__gte=start, finished_at__lt=end).exclude(status="rejected")
     totals = rows.aggregate(
         requests=Count("id"),
         revenue=Sum("charge_micros"),

@@ -16,6 +16,7 @@ from contracts.usage import Tokens
 from metering.ingest import usage_ingest
 from metering.models import Journal, UsageRecord
 from metering.reconcile import check_usage_has_journal
+from metering.selectors import tenant_usage
 from tests.factories import issue_key
 from tests.metering.conftest import make_event
 
@@ -157,6 +158,9 @@ def test_rejected_usage_has_no_journal_and_reconciliation_does_not_flag_it(tenan
         "rejected", 402, "insufficient_balance", 0,
     )  # fmt: skip
     assert check_usage_has_journal() == []
+    start, end = datetime.fromtimestamp(time.time() - 60, tz=UTC), datetime.fromtimestamp(time.time() + 60, tz=UTC)
+    [usage] = tenant_usage(tenant_id=tenant.pk, start=start, end=end, group="key")
+    assert usage["requests"] == 1  # a refusal is listed, but it is not usage
     single = _key_client(plaintext).get("/api/v1/generation", {"id": "rej"}).json()
     assert single["status"] == "rejected" and single["error_code"] == "insufficient_balance"
 
