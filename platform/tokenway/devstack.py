@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tokenway.env import read_stack_env
 from tokenway.ports import free_port, wait_for_port
-from tokenway.processes import StopRequest, kill_group, spawn, stop, terminate
+from tokenway.processes import StopRequest, die_with_parent, kill_group, spawn, stop, terminate
 
 __all__ = ["free_port", "main"]
 
@@ -175,10 +175,29 @@ def _await_orphans(timeout: float = 40.0) -> None:
     table.unlink(missing_ok=True)
 
 
+def _running_stack_pid() -> int | None:
+    """The devstack that wrote ``stack.env``, when it is still alive (two would share one Redis folder)."""
+    import psutil
+
+    pid = read_stack_env(STACK_ENV).get("TOKENWAY_STACK_PID", "")
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return None
+    try:
+        process = psutil.Process(int(pid))
+        return int(pid) if "tokenway.devstack" in " ".join(process.cmdline()) else None
+    except psutil.Error:
+        return None
+
+
 def run_stack(command: list[str]) -> int:
     """``run``: embedded servers, the command in its own session, stop in order, exit 0 on request."""
     stop_request = StopRequest()
+    die_with_parent(os.getppid())  # `make` killed outright: stop in order all the same
     DATA.mkdir(parents=True, exist_ok=True)
+    other = _running_stack_pid()
+    if other:
+        print(f"devstack: a stack from {DATA} is already running (pid {other}); stop it first", file=sys.stderr)
+        return 1
     with ExitStack() as stack:
         env = {**os.environ, "TOKENWAY_DATA_DIR": str(DATA), **services_env(stack, persistent=True)}
         stack.enter_context(stack_env_file(env))

@@ -36,8 +36,8 @@ class StopRequest:
             self.requested, self.at = True, time.monotonic()
 
 
-def _die_with_parent(parent: int) -> None:
-    """Runs in the child between fork and exec."""
+def die_with_parent(parent: int) -> None:
+    """SIGTERM to this process when ``parent`` dies (in a child: between fork and exec)."""
     if not sys.platform.startswith("linux"):
         return
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -59,7 +59,7 @@ def spawn(
         cwd=cwd,
         stdout=subprocess.DEVNULL if quiet else None,
         start_new_session=True,
-        preexec_fn=lambda: _die_with_parent(parent),
+        preexec_fn=lambda: die_with_parent(parent),
     )
 
 

@@ -1,6 +1,6 @@
 """The platform as deployed: the real ``make run`` process tree, on free ports, with a throw-away data dir.
 
-One stack per session. Nothing wraps the app: every test talks HTTP to what ``make run``
+One stack for the package: started by its first test, stopped after its last. Nothing wraps the app: every test talks HTTP to what ``make run``
 started, as a user would. At the end the stack is stopped with SIGTERM (to the process
 ``make run`` runs, as a supervisor or ``kill`` would) and must exit 0 with no traceback.
 """
@@ -115,7 +115,7 @@ def _leftovers(data_dir: Path) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def stack() -> Iterator[Stack]:
     # Not pytest's tmp_path: concurrent pytest runs reset its root to 0700, and the embedded
     # PostgreSQL runs as its own user, which must reach its data dir until it has stopped.
@@ -148,12 +148,12 @@ def stack() -> Iterator[Stack]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def demo_session(stack: Stack) -> requests.Session:
     return stack.login(*DEMO_LOGIN)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def staff_session(stack: Stack) -> requests.Session:
     return stack.login(*STAFF_LOGIN)
 
