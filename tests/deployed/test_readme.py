@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 import pytest
 import requests
 
 from tests.deployed.conftest import ROOT, curl_from_banner
+from tokenway.ports import free_port, wait_for_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 README = (ROOT / "README.md").read_text()
@@ -77,3 +83,51 @@ def test_the_readme_python_snippet_runs_as_written(stack):
     )
     result = subprocess.run([sys.executable, "-c", runnable], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def _readme_command(pattern: str) -> str:
+    match = re.search(pattern, README)
+    assert match, f"README no longer shows {pattern!r}"
+    return match.group(1)
+
+
+@contextmanager
+def _background(command: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=ROOT, env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        yield process
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def test_the_readme_standalone_gateway_serves_next_to_the_running_stack(stack):
+    command = _readme_command(
+        r"`(PYTHONPATH=\S+ \.venv/bin/python -m tokenway\.devstack exec -- .+ -m routing --port 8001)`"
+    )
+    port = free_port()
+    with _background(command.replace("8001", str(port)), stack.env):
+        wait_for_port(port, timeout=60)
+        response = requests.get(f"http://127.0.0.1:{port}/v1/models", headers={"Authorization": f"Bearer {stack.key}"},
+                                timeout=10)  # fmt: skip
+    assert response.status_code == 200, response.text
+    assert "deepseek-v3.2" in response.text
+
+
+def test_the_readme_region_worker_joins_the_running_stack(stack):
+    command = _readme_command(r"`(TOKENWAY_REGION=<name> PYTHONPATH=\S+ \.venv/bin/celery .+probes\.<name>)`")
+    with _background(command.replace("<name>", "testregion"), stack.env) as worker:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            workers = requests.get(f"{stack.base_url}/healthz", timeout=10).json()["components"]["queues"]["workers"]
+            if any(name.startswith("celery@") for name in workers):  # Celery's default node name
+                break
+            assert worker.poll() is None, "the region worker exited"
+            time.sleep(1)
+        else:
+            pytest.fail("the region worker never sent its heartbeat")
