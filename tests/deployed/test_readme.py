@@ -93,7 +93,7 @@ def _readme_command(pattern: str) -> str:
 
 @contextmanager
 def _background(command: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=ROOT, env=env, start_new_session=True,
+    process = subprocess.Popen(["bash", "-c", command], cwd=ROOT, env=env, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         yield process
