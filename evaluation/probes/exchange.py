@@ -187,7 +187,7 @@ async def _first_chunk_only(
     elapsed = (time.perf_counter() - started) * 1000
     return Timed(
         reply=Reply(),
-        usage=Usage(0, 0, 0, 0),
+        usage=Usage(),
         total_ms=elapsed,
         http_status=response.status,
         rate_limit=rate_limit,

@@ -9,7 +9,7 @@ price mismatch. Verdicts go to ``details``; the aggregation turns them into flag
 from __future__ import annotations
 
 from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, count_text_tokens
-from contracts.usage import Tokens, cost_micros
+from contracts.usage import cost_micros
 from evaluation.corpus import story_prompt
 from evaluation.models import ProbeKind
 from evaluation.probes.base import ProbeContext, measure
@@ -30,13 +30,6 @@ def counted_input(system: tuple[str, ...], messages: tuple[dict[str, str], ...])
     parts = [*system, *(m["content"] for m in messages)]
     framing = MESSAGE_OVERHEAD_TOKENS * (len(messages) + (1 if system else 0))
     return sum(count_text_tokens(p) for p in parts) + framing
-
-
-def _billed_tokens(usage: Usage, cached_in_input: bool) -> Tokens:
-    uncached = usage.input_total - usage.cached - usage.cache_write
-    return Tokens(
-        input_uncached=max(0, uncached), cache_read=usage.cached, cache_write_5m=usage.cache_write, output=usage.output
-    )
 
 
 def verdict(*, ours_in: int, ours_out: int, usage: Usage, expected_cost: int) -> dict[str, object]:
@@ -66,8 +59,8 @@ async def run(ctx: ProbeContext) -> list[Outcome]:
     outcome, timed = await measure(ctx, ProbeKind.PRICE, "reported_vs_counted", request)
     if timed is None:
         return [outcome]
-    billed = _billed_tokens(timed.usage, ctx.target.cached_tokens_in_input)
-    expected = cost_micros(billed, ctx.target.prices)
+    # Billed exactly as the gateway bills: the tokens come from the same reader (contracts.provider_usage).
+    expected = cost_micros(timed.usage.tokens, ctx.target.prices)
     outcome.details.update(
         verdict(
             ours_in=counted_input(system, messages),

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from contracts.provider_usage import read_tokens, usage_problem
 from contracts.snapshot import OfferingSnapshot
+from contracts.usage import Tokens
 
 
 class WireError(Exception):
@@ -25,11 +27,43 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    input_total: int  # every input token, cache reads and writes included
-    cached: int  # cache reads
-    cache_write: int
-    output: int
+    """The provider's usage as billing reads it (contracts.provider_usage), and its reported cost."""
+
+    tokens: Tokens = field(default_factory=Tokens)
     cost_micros: int | None = None  # when the provider reports a cost
+
+    @property
+    def input_total(self) -> int:  # every input token, cache reads and writes included
+        return self.tokens.input_total
+
+    @property
+    def cached(self) -> int:  # cache reads
+        return self.tokens.cache_read
+
+    @property
+    def output(self) -> int:  # reasoning included
+        return self.tokens.output
+
+
+def _reported_cost(raw: dict[str, Any]) -> int | None:
+    """Some providers report the request's cost; we accept micro-units or a USD number."""
+    if isinstance(raw.get("cost_micros"), int):
+        return int(raw["cost_micros"])
+    cost = raw.get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return round(float(cost) * 1_000_000)
+    return None
+
+
+def read_usage(target: OfferingSnapshot, raw: Any) -> Usage:
+    """The same reading the gateway bills with; a malformed or inconsistent usage is a WireError."""
+    problem = usage_problem(target.usage_dialect, raw)
+    if problem:
+        raise WireError(problem)
+    tokens, flags = read_tokens(target.usage_dialect, raw, cached_in_input=target.cached_tokens_in_input)
+    if "clamped_cache_read" in flags:
+        raise WireError(f"cached tokens exceed input tokens {raw.get('prompt_tokens')}")
+    return Usage(tokens, _reported_cost(raw))
 
 
 @dataclass(slots=True)

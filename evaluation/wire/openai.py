@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.snapshot import OfferingSnapshot
-from evaluation.wire.base import ChatRequest, Reply, StreamDelta, Usage, WireError
+from evaluation.wire.base import ChatRequest, Reply, StreamDelta, Usage, WireError, read_usage
 from evaluation.wire.sdk_headers import openai_headers
 from evaluation.wire.tools import TOOL_NAME, TOOL_SCHEMA
-from evaluation.wire.usage import normalize_usage
 
 
 def _system_message(blocks: tuple[str, ...]) -> dict[str, Any]:
@@ -69,4 +68,4 @@ class OpenAIDialect:
         return Reply(text=text, tool_calls=calls, finish_reason=choices[0].get("finish_reason"))
 
     def usage(self, target: OfferingSnapshot, raw: dict[str, Any]) -> Usage:
-        return normalize_usage(target, raw)
+        return read_usage(target, raw)

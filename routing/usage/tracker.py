@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
+from contracts.provider_usage import Usage, read_counts, to_tokens
 from contracts.snapshot import OfferingSnapshot
 from contracts.tokens import count_text_tokens
 from contracts.usage import Tokens
-from routing.usage.normalize import Usage, read_counts, to_tokens
 
 # Totals beyond this many times the context window are treated as a provider bug.
 ABSURD_FACTOR = 4

@@ -54,6 +54,8 @@ def qwen(u: SimUsage) -> Usage:
     if u.cache_write_5m or u.cache_write_1h:
         details["cache_creation_input_tokens"] = u.cache_write_5m + u.cache_write_1h
         details["cache_creation"] = {"ephemeral_5m_input_tokens": u.cache_write_5m}
+        if u.cache_write_1h:  # explicit cache with a 1-hour TTL (Qwen4)
+            details["cache_creation"]["ephemeral_1h_input_tokens"] = u.cache_write_1h
         details["cache_type"] = "ephemeral"
     usage["prompt_tokens_details"] = details
     if u.reasoning:
