@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,22 +13,16 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.deployed.conftest import ROOT
+
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 
 TOOLS = Path(__file__).resolve().parents[1] / ".tools"
 CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332", "claude")
 CODEX = ("@openai/codex", "0.171.0", "codex")
 MARKER = "tokenway-deployed-tool-ok"
-CODEX_CONFIG = """model_provider = "tokenway"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.tokenway]
-name = "Tokenway"
-base_url = "{base_url}/v1"
-env_key = "TOKENWAY_API_KEY"
-wire_api = "responses"
-"""
+# Before the README's provider block (top-level keys must precede its table): run unattended.
+CODEX_UNATTENDED = 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n'
 
 
 def _cli(package: str, version: str, binary: str) -> Path:
@@ -87,12 +82,22 @@ def test_claude_code_three_turns_with_its_default_model(stack, own_key, tmp_path
     assert len(answered) >= 3
 
 
-def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_path):
+def _readme_codex_config(base_url: str, *, default_model: bool) -> str:
+    [block] = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert 'wire_api = "responses"' in block
+    config = block.replace("http://127.0.0.1:8000", base_url)
+    if default_model:  # Codex's own default: a newer GPT id the catalog resolves by family
+        config = "\n".join(line for line in config.splitlines() if not line.startswith("model ="))
+    return CODEX_UNATTENDED + config
+
+
+@pytest.mark.parametrize("default_model", [False, True], ids=["readme-config", "codex-default-model"])
+def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_path, default_model):
     codex = _cli(*CODEX)
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    (home / "config.toml").write_text(CODEX_CONFIG.format(base_url=stack.base_url))
+    (home / "config.toml").write_text(_readme_codex_config(stack.base_url, default_model=default_model))
     env = {**os.environ, "CODEX_HOME": str(home), "HOME": str(tmp_path), "TOKENWAY_API_KEY": own_key,
            "NO_COLOR": "1", "RUST_LOG": "error"}  # fmt: skip
     env.pop("OPENAI_API_KEY", None)
