@@ -28,6 +28,13 @@ STATS_SNAPSHOT = f"{PREFIX}snapshot:stats"  # JSON StatsSnapshot
 STATS_VERSION = f"{PREFIX}snapshot:stats:version"
 SNAPSHOT_CHANNEL = f"{PREFIX}snapshot:changed"  # message: "catalog" or "stats"
 
+# --- Restart detection ------------------------------------------------------------
+# Set by the platform once keys, catalog, stats and balances are published (a random id).
+# Gone while the gateway saw it before: Redis restarted without its data. Gateways keep
+# their cached keys and snapshots and answer 503 for what they cannot know, until the
+# platform's republish (tokenway.state_rebuild) sets it again.
+STATE_MARKER = f"{PREFIX}state:published"
+
 # --- Usage hand-off (gateway -> metering) -------------------------------------
 USAGE_STREAM = f"{PREFIX}usage"  # XADD fields: {"e": <UsageEvent JSON>}
 USAGE_GROUP = "metering"

@@ -12,11 +12,12 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
 import redis
-from django.db import close_old_connections
+from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
 
 from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM
 from contracts.usage import UsageEvent
@@ -35,6 +36,10 @@ CLAIM_MIN_IDLE_MS = env_int("TOKENWAY_CLAIM_MIN_IDLE_MS", 15_000)
 # Long enough to batch under load, short enough to keep billing latency well under a second.
 BLOCK_MS = 200
 DEAD_LETTER_STREAM = f"{USAGE_STREAM}:dead"
+# PostgreSQL away (restart, failover): wait this long, doubling up to the cap, then retry the same
+# batch (it is still pending under our name); the stream keeps what arrives meanwhile.
+DB_RETRY_FIRST_S = 0.5
+DB_RETRY_MAX_S = 5.0
 
 Entry = tuple[bytes, dict[bytes, bytes]]
 
@@ -49,6 +54,16 @@ def group_ensure(client: redis.Redis) -> None:
     except redis.ResponseError as exc:
         if "BUSYGROUP" not in str(exc):
             raise
+
+
+def database_backoff(exc: Exception, wait_s: float) -> float:
+    """PostgreSQL is unreachable: drop the broken connection, sleep, and return the next wait."""
+    first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    logger.warning("database unavailable (%s); retrying in %.1fs", first_line, wait_s)
+    with suppress(DatabaseError):
+        connections.close_all()
+    time.sleep(wait_s)
+    return min(wait_s * 2, DB_RETRY_MAX_S)
 
 
 @dataclass
@@ -111,12 +126,14 @@ class UsageConsumer:
         """Loop until the monotonic deadline (forever when None); survives Redis restarts."""
         handled = 0
         group_ready = False
+        db_wait = DB_RETRY_FIRST_S
         while until is None or time.monotonic() < until:
             try:
                 if not group_ready:
                     group_ensure(self.client)
                     group_ready = True
                 handled += self.step(block_ms)
+                db_wait = DB_RETRY_FIRST_S
             except redis.ConnectionError:
                 logger.warning("redis unavailable; retrying")
                 group_ready = False
@@ -125,4 +142,6 @@ class UsageConsumer:
                 if "NOGROUP" not in str(exc):
                     raise
                 group_ready = False
+            except (OperationalError, InterfaceError) as exc:
+                db_wait = database_backoff(exc, db_wait)
         return handled

@@ -41,8 +41,9 @@ async def account(gw: Gateway, call: Call) -> None:
         for future in pending:
             await future
     except RedisUnavailable as exc:
+        # The hold stays open in Redis (the reaper frees it at expiry); the event must not be lost.
         log.warning("accounting of %s retried after: %s", call.request_id, exc)
-        await emit_again(gw.redis, event, gw.config.generation_ttl_s)
+        await emit_or_spool(gw, event)
 
 
 async def account_unread(
@@ -71,7 +72,13 @@ async def hand_over(gw: Gateway, event: UsageEvent) -> None:
             await future
     except RedisUnavailable as exc:
         log.warning("usage event of %s retried after: %s", event.request_id, exc)
-        try:
-            await emit_again(gw.redis, event, gw.config.generation_ttl_s)
-        except RedisUnavailable as again:  # no money moved: the record is lost, the caller already has its answer
-            log.error("usage event of %s lost: %s", event.request_id, again)
+        await emit_or_spool(gw, event)
+
+
+async def emit_or_spool(gw: Gateway, event: UsageEvent) -> None:
+    """One more try on a fresh connection, else the local spool (replayed when Redis is back)."""
+    try:
+        await emit_again(gw.redis, event, gw.config.generation_ttl_s)
+    except RedisUnavailable as exc:
+        log.warning("usage event of %s spooled: %s", event.request_id, exc)
+        gw.spool.append(event.to_json())

@@ -60,6 +60,7 @@ class GatewayConfig:
     generation_ttl_s: int = 3600
     hold_grace_s: float = 60.0  # hold and lease expiry beyond the deadline (metering's reaper)
     max_attempts: int = 3
+    spool_dir: str = ".data/spool"  # usage events Redis could not take, until it takes them
     placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -79,6 +80,7 @@ class GatewayConfig:
             first_token_timeout_s=env_float("TOKENWAY_FIRST_TOKEN_TIMEOUT", _D.first_token_timeout_s),
             idle_timeout_s=env_float("TOKENWAY_IDLE_TIMEOUT", _D.idle_timeout_s),
             deadline_s=env_float("TOKENWAY_DEADLINE", _D.deadline_s),
+            spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )
 
 

@@ -46,6 +46,17 @@ def unknown_model(model: str, suggestions: Sequence[str] = ()) -> GatewayError:
     return GatewayError(404, "model_not_found", message, param="model")
 
 
+STORE_RETRY_AFTER_S = 1.0  # Redis restarts or fails over in seconds; clients come back soon
+
+
+def store_unavailable() -> GatewayError:
+    """Redis (keys, limits, balances) is unreachable: money fails closed, never a 500."""
+    return GatewayError(
+        503, "service_unavailable", "Tokenway cannot check limits and balance right now; retry shortly.",
+        retry_after=STORE_RETRY_AFTER_S,
+    )  # fmt: skip
+
+
 def body_too_large(limit: int) -> GatewayError:
     return GatewayError(413, "request_too_large", f"Request body exceeds {limit} bytes.")
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import aiohttp
 
-from contracts.snapshot import OfferingSnapshot
+from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.adapters.registry import adapter_for
 from routing.asgi_io import Send
 from routing.call import Call
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.errors import GatewayError, UpstreamFailure
+from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
 from routing.failover.upstream import Opened, open_attempt
 from routing.prepare import forward_body
@@ -23,12 +25,14 @@ NON_STREAM_FLOOR_TPS = 25.0  # slowest output speed we wait for on a non-streami
 
 class Exchanger:
     def __init__(
-        self, config: GatewayConfig, session: aiohttp.ClientSession, health: HealthBoard, credentials: Credentials
-    ):
+        self, config: GatewayConfig, session: aiohttp.ClientSession, health: HealthBoard, credentials: Credentials,
+        stats_for: Callable[[int], OfferingStats | None] = lambda _: None,
+    ):  # fmt: skip
         self._config = config
         self._session = session
         self._health = health
         self._credentials = credentials
+        self._stats_for = stats_for
 
     async def run(self, call: Call, offerings: list[OfferingSnapshot], send: Send) -> None:
         """Try offerings in order until one answers; raise the last failure as a GatewayError."""
@@ -66,11 +70,17 @@ class Exchanger:
         )  # fmt: skip
 
     def _first_byte_s(self, call: Call, offering: OfferingSnapshot) -> float:
-        """Streams: the first-token timeout. Whole answers: that plus the time to generate the
-        allowed output at a floor speed, so a stalled provider is left while fallbacks have time."""
+        """Streams: the offering's first-byte deadline (from its measured TTFT). Whole answers: that
+        plus the time to generate the allowed output at a floor speed, so a stalled provider is left
+        while fallbacks have time."""
+        first = first_byte_deadline_s(
+            self._stats_for(offering.offering_id),
+            input_tokens=call.view.input_estimate,
+            cap_s=self._config.first_token_timeout_s,
+        )
         if call.view.stream:
-            return self._config.first_token_timeout_s
-        return self._config.first_token_timeout_s + (call.view.max_tokens or offering.max_output) / NON_STREAM_FLOOR_TPS
+            return first
+        return first + (call.view.max_tokens or offering.max_output) / NON_STREAM_FLOOR_TPS
 
     async def _relay(self, call: Call, offering: OfferingSnapshot, opened: Opened, send: Send, deadline: float) -> None:
         call.offering = offering

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 
 from routing.config import GatewayConfig
@@ -16,6 +18,8 @@ from routing.router.strategy import DefaultScorer, Strategy
 from routing.state.catalog import CatalogState
 from routing.state.keys import KeyCache
 from routing.state.refresher import Refresher
+from routing.usage.replay import replay_loop
+from routing.usage.spool import UsageSpool, spool_folder
 
 
 class Gateway:
@@ -29,8 +33,10 @@ class Gateway:
         self.affinity = AffinityStore(self.redis)
         self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
         self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
+        self.spool = UsageSpool(spool_folder(config.spool_dir, config.redis_url))
         self._session: aiohttp.ClientSession | None = None
         self._exchanger: Exchanger | None = None
+        self._replayer: asyncio.Task[None] | None = None
 
     @property
     def exchanger(self) -> Exchanger:
@@ -42,10 +48,15 @@ class Gateway:
         for script in (ADMISSION, SETTLE):
             await self.redis.execute("SCRIPT", "LOAD", script.source)
         self._session = make_session(self.config)
-        self._exchanger = Exchanger(self.config, self._session, self.health, self.credentials)
+        self._exchanger = Exchanger(self.config, self._session, self.health, self.credentials, self.catalog.stats_for)
         await self.refresher.start()
+        self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
 
     async def stop(self) -> None:
+        if self._replayer is not None:
+            self._replayer.cancel()
+            await asyncio.gather(self._replayer, return_exceptions=True)
+        self.spool.rotate()  # what is still spooled is fsync'd; the next process replays it
         await self.refresher.stop()
         if self._session is not None:
             await self._session.close()

@@ -9,6 +9,7 @@ each awaiting its own — an awaited round trip per request halves throughput.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
@@ -17,9 +18,18 @@ import hiredis
 
 Arg = str | bytes | int | float
 
+CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept within this is down for this request
+RETRY_CONNECT_AFTER_S = 0.2  # after a refused connect, fail fast this long (no connect storm per request)
+# Replies that mean "Redis is not serving yet" (restarting, loading its AOF), not "the command was wrong".
+_NOT_SERVING = ("LOADING", "MASTERDOWN", "TRYAGAIN")
+
 
 class RedisUnavailable(Exception):
-    """The connection to Redis failed or closed with commands in flight."""
+    """The connection to Redis failed or closed with commands in flight, or Redis is still loading."""
+
+
+def _reply_exception(reply: hiredis.ReplyError) -> Exception:
+    return RedisUnavailable(str(reply)) if str(reply).startswith(_NOT_SERVING) else reply
 
 
 def _encode(args: tuple[Arg, ...]) -> bytes:
@@ -53,7 +63,7 @@ class _Protocol(asyncio.Protocol):
             if waiter.done():
                 continue
             if isinstance(reply, hiredis.ReplyError):
-                waiter.set_exception(reply)
+                waiter.set_exception(_reply_exception(reply))
             else:
                 waiter.set_result(reply)
 
@@ -63,6 +73,14 @@ class _Protocol(asyncio.Protocol):
             waiter = self.waiters.popleft()
             if not waiter.done():
                 waiter.set_exception(RedisUnavailable(f"redis connection lost: {exc}"))
+
+
+def _raw(protocol: _Protocol, args: tuple[Arg, ...]) -> asyncio.Future[Any]:
+    assert protocol.transport is not None
+    waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    protocol.waiters.append(waiter)
+    protocol.transport.write(_encode(args))
+    return waiter
 
 
 class PipelinedRedis:
@@ -79,22 +97,22 @@ class PipelinedRedis:
         self._waiters: list[asyncio.Future[Any]] = []
         self._scheduled = False
         self._connecting: asyncio.Lock | None = None
+        self._down_until = 0.0  # monotonic: a connect failed; answer RedisUnavailable until then
 
     async def connect(self) -> None:
+        """Open, authenticate and select; the connection is used only once all three succeeded."""
         loop = asyncio.get_running_loop()
-        _, protocol = await loop.create_connection(_Protocol, self._host, self._port)
+        async with asyncio.timeout(CONNECT_TIMEOUT_S):
+            transport, protocol = await loop.create_connection(_Protocol, self._host, self._port)
+            try:
+                if self._password:
+                    await _raw(protocol, ("AUTH", self._password))
+                if self._db:
+                    await _raw(protocol, ("SELECT", self._db))
+            except BaseException:
+                transport.close()
+                raise
         self._protocol = protocol
-        if self._password:
-            await self._raw(("AUTH", self._password))
-        if self._db:
-            await self._raw(("SELECT", self._db))
-
-    def _raw(self, args: tuple[Arg, ...]) -> asyncio.Future[Any]:
-        assert self._protocol is not None and self._protocol.transport is not None
-        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._protocol.waiters.append(waiter)
-        self._protocol.transport.write(_encode(args))
-        return waiter
 
     async def execute(self, *args: Arg) -> Any:
         if self._protocol is None or self._protocol.closed:
@@ -124,14 +142,21 @@ class PipelinedRedis:
         protocol.waiters.extend(waiters)
         protocol.transport.write(b"".join(buffer))
 
+    @property
+    def connected(self) -> bool:
+        return self._protocol is not None and not self._protocol.closed
+
     async def _reconnect(self) -> None:
+        if time.monotonic() < self._down_until:
+            raise RedisUnavailable("redis was unreachable a moment ago")
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._protocol is None or self._protocol.closed:
                 try:
                     await self.connect()
-                except OSError as exc:
+                except (OSError, TimeoutError, hiredis.ReplyError, RedisUnavailable) as exc:
+                    self._down_until = time.monotonic() + RETRY_CONNECT_AFTER_S
                     raise RedisUnavailable(f"cannot connect to redis: {exc}") from exc
 
     async def close(self) -> None:

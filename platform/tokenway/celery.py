@@ -31,8 +31,9 @@ app.autodiscover_tasks()
 def _beat_schedule() -> dict[str, dict[str, object]]:
     from evaluation.schedule import BEAT_SCHEDULE as evaluation_beat
     from metering.schedule import BEAT_SCHEDULE as metering_beat
+    from tokenway.schedule import BEAT_SCHEDULE as project_beat
 
-    return {**metering_beat, **evaluation_beat}
+    return {**metering_beat, **evaluation_beat, **project_beat}
 
 
 app.conf.beat_schedule = _beat_schedule()

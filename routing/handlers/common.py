@@ -9,8 +9,9 @@ import orjson
 
 from contracts.keyrecord import KeyRecord
 from routing.asgi_io import Send, request_id_headers, respond
-from routing.errors import GatewayError, invalid_key, invalid_request
+from routing.errors import GatewayError, invalid_key, invalid_request, store_unavailable
 from routing.gateway import Gateway
+from routing.redis_pipe import RedisUnavailable
 from routing.wire.dialects import Dialect
 
 
@@ -30,7 +31,10 @@ def api_key_from(headers: dict[str, str]) -> str:
 
 
 async def authenticate(gw: Gateway, headers: dict[str, str]) -> KeyRecord:
-    return await gw.keys.resolve(api_key_from(headers))
+    try:
+        return await gw.keys.resolve(api_key_from(headers))
+    except RedisUnavailable as exc:
+        raise store_unavailable() from exc
 
 
 def parse_json(raw: bytes) -> dict[str, Any]:

@@ -14,10 +14,11 @@ from routing.accounting import account, account_unread
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
-from routing.errors import GatewayError
+from routing.errors import GatewayError, store_unavailable
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
 from routing.limits.admission import admit
+from routing.redis_pipe import RedisUnavailable
 from routing.router import prefs as provider_prefs
 from routing.router.candidates import Need
 from routing.router.route import check_model_scope, plan, resolve_model, route_mode
@@ -69,6 +70,8 @@ async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
         call.status = "client_cancelled"
     except GatewayError as err:
         await _refuse(call, send, err)
+    except RedisUnavailable:  # admission, affinity: limits and balance unknown, so nothing is forwarded
+        await _refuse(call, send, store_unavailable())
     except Exception:  # a bug must not strand the hold or the lease: logged, answered, accounted
         log.exception("request %s failed", call.request_id)
         await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
@@ -117,7 +120,9 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gw.config.deadline_s + gw.config.hold_grace_s
-    call.admission = await admit(gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime)
+    call.admission = await admit(
+        gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gw.keys.rebuilding
+    )
     await gw.exchanger.run(call, route.offerings, send)
 
 

@@ -24,6 +24,9 @@ _REFUSALS = {
     7: (402, "key_budget_exceeded", "This API key's monthly budget is exhausted."),
     8: (402, "insufficient_balance", "Insufficient balance for the worst-case cost of this request."),
 }
+# While Redis is being repopulated after losing its data, a missing balance reads as 0: not the
+# tenant's fault, so the refusal is a retryable 503 instead of "insufficient balance".
+_REBUILDING = (503, "service_unavailable", "The balance is being restored after a restart; retry shortly.")
 
 
 @dataclass(slots=True)
@@ -50,8 +53,9 @@ def _limit(value: int | None) -> int:
 
 
 async def admit(
-    redis: PipelinedRedis, record: KeyRecord, *, tokens: int, hold_micros: int, lifetime_s: float
-) -> Admission:
+    redis: PipelinedRedis, record: KeyRecord, *, tokens: int, hold_micros: int, lifetime_s: float,
+    rebuilding: bool = False,
+) -> Admission:  # fmt: skip
     now = time.time()
     minute = int(now // 60)
     hold_id = os.urandom(9).hex()
@@ -76,8 +80,9 @@ async def admit(
     ]  # fmt: skip
     code, retry_after = await ADMISSION.run(redis, keys, args)
     if code:
-        status, error_code, message = _REFUSALS[int(code)]
-        raise GatewayError(status, error_code, message, retry_after=float(retry_after) if status == 429 else None)
+        status, error_code, message = _REBUILDING if rebuilding and int(code) == 8 else _REFUSALS[int(code)]
+        retry = float(retry_after) if status == 429 else 1.0 if status == 503 else None
+        raise GatewayError(status, error_code, message, retry_after=retry)
     return adm
 
 

@@ -8,7 +8,7 @@ from contracts import redis_keys as rk
 from contracts.apikey_format import hash_key, is_well_formed
 from contracts.keyrecord import KeyRecord
 from routing.errors import invalid_key
-from routing.redis_pipe import PipelinedRedis
+from routing.redis_pipe import PipelinedRedis, RedisUnavailable
 
 MISSING_TTL_S = 1.0  # an unknown key is asked again after this long (new keys also publish)
 MAX_CACHED = 100_000
@@ -20,6 +20,9 @@ class KeyCache:
         self._pepper = pepper
         self._records: dict[str, tuple[KeyRecord | None, float]] = {}
         self._hashes: dict[str, str] = {}  # key -> hmac, so the HMAC is computed once per key
+        # Redis lost its data and the platform has not republished yet: an unknown key may be a
+        # known one not restored yet, so it is answered 503 (retry), not 401.
+        self.rebuilding = False
 
     async def resolve(self, key: str) -> KeyRecord:
         """The key's record, or 401: malformed keys never reach Redis; expired keys are refused."""
@@ -29,6 +32,8 @@ class KeyCache:
                 raise invalid_key()
             key_hash = self._remember_hash(key)
         record = await self._record(key_hash)
+        if record is None and self.rebuilding:
+            raise RedisUnavailable("key records are being republished")
         if record is None or (record.expires_at is not None and record.expires_at <= time.time()):
             raise invalid_key()
         return record

@@ -30,6 +30,7 @@ class Refresher:
         self._catalog = catalog
         self._poll_s = poll_s
         self._versions: list[bytes | None] = [None, None, None]
+        self._marker: bytes | None = None  # last STATE_MARKER seen (None: never, or Redis lost it)
         self._tasks: list[asyncio.Task[None]] = []
         self.last_refresh = 0.0
 
@@ -43,16 +44,33 @@ class Refresher:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def poll_once(self) -> None:
-        versions = await self._redis.execute("MGET", rk.KEYS_VERSION, rk.CATALOG_VERSION, rk.STATS_VERSION)
-        keys_v, catalog_v, stats_v = versions
-        if keys_v != self._versions[0]:
+        reply = await self._redis.execute(
+            "MGET", rk.KEYS_VERSION, rk.CATALOG_VERSION, rk.STATS_VERSION, rk.STATE_MARKER
+        )
+        keys_v, catalog_v, stats_v, marker = reply
+        versions = [keys_v, catalog_v, stats_v]
+        self._watch_marker(marker)
+        if keys_v != self._versions[0] and not self._keys.rebuilding:
             self._keys.invalidate("*")
         if catalog_v != self._versions[1] or self._catalog.catalog is None:
             await self._load_catalog()
         if stats_v != self._versions[2]:
             await self._load_stats()
-        self._versions = list(versions)
+        self._versions = versions
         self.last_refresh = time.monotonic()
+
+    def _watch_marker(self, marker: bytes | None) -> None:
+        """Seen, then gone: Redis restarted empty. Cached keys keep serving until the marker is back."""
+        if marker is None and self._marker is not None:
+            if not self._keys.rebuilding:
+                log.warning("redis lost its data; cached keys and snapshots serve until they are republished")
+            self._keys.rebuilding = True
+            return
+        if marker is not None and self._keys.rebuilding:
+            self._keys.rebuilding = False
+            self._keys.invalidate("*")
+        if marker is not None:
+            self._marker = marker
 
     async def _load_catalog(self) -> None:
         raw = await self._redis.execute("GET", rk.CATALOG_SNAPSHOT)

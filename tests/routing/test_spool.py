@@ -1,0 +1,95 @@
+"""The usage spool: batched fsync'd appends, segments claimable only when nobody holds them,
+removed only after Redis confirmed every event, torn lines dropped, one folder per Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+from pathlib import Path
+
+import pytest
+import redis
+
+from contracts import redis_keys as rk
+from routing.redis_pipe import RETRY_CONNECT_AFTER_S, PipelinedRedis, RedisUnavailable
+from routing.usage.replay import replay_once
+from routing.usage.spool import UsageSpool, spool_folder
+from tests.routing.own_redis import OwnRedis
+
+
+async def _spool_with(folder: Path, *lines: bytes) -> UsageSpool:
+    spool = UsageSpool(folder)
+    for line in lines:
+        spool.append(line)
+    spool.flush()
+    return spool
+
+
+async def test_a_segment_being_written_is_not_claimable_until_rotated(tmp_path):
+    spool = await _spool_with(tmp_path, b'{"request_id":"a"}', b'{"request_id":"b"}')
+    [path] = tmp_path.glob("*.usage")
+    assert spool.segments() == []  # our own open segment is not offered
+    assert UsageSpool(tmp_path).claim(path) is None  # another process: locked
+    spool.rotate()
+    claimed = UsageSpool(tmp_path).claim(path)
+    assert claimed is not None and claimed.lines == [b'{"request_id":"a"}', b'{"request_id":"b"}']
+    assert spool.claim(path) is None  # held by the other claimer
+    claimed.done()
+    assert not path.exists()
+
+
+async def test_a_torn_last_line_is_dropped(tmp_path):
+    spool = await _spool_with(tmp_path, b'{"request_id":"whole"}')
+    spool.rotate()
+    [path] = tmp_path.glob("*.usage")
+    with path.open("ab") as out:
+        out.write(b'{"request_id":"to')  # the process died mid-write
+    claimed = spool.claim(path)
+    assert claimed is not None and claimed.lines == [b'{"request_id":"whole"}']
+    claimed.release()
+
+
+async def test_segments_of_a_dead_process_are_claimed(tmp_path):
+    orphan = tmp_path / "99999-1.usage"
+    orphan.write_bytes(b'{"request_id":"x"}\n')
+    fd = os.open(orphan, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # alive: its writer still holds it
+    spool = UsageSpool(tmp_path)
+    assert spool.segments() == [orphan] and spool.claim(orphan) is None
+    os.close(fd)  # the writer died
+    claimed = spool.claim(orphan)
+    assert claimed is not None and claimed.lines == [b'{"request_id":"x"}']
+    claimed.release()
+
+
+def test_each_redis_target_has_its_own_folder(tmp_path):
+    a = spool_folder(str(tmp_path), "redis://127.0.0.1:6379/0")
+    b = spool_folder(str(tmp_path), "redis://:secret@127.0.0.1:6379/1")
+    assert a != b and a.parent == b.parent == tmp_path.resolve()
+    assert "secret" not in str(b)
+
+
+@pytest.fixture
+def own_redis():
+    server = OwnRedis()
+    server.start()
+    yield server
+    server.close()
+
+
+async def test_replay_removes_a_segment_only_after_redis_confirmed(tmp_path, own_redis):
+    spool = await _spool_with(tmp_path, b'{"request_id":"r1"}', b'{"request_id":"r2"}')
+    client = PipelinedRedis(own_redis.url)
+    own_redis.kill()
+    with pytest.raises(RedisUnavailable):
+        await replay_once(client, spool)
+    assert [p.read_bytes() for p in tmp_path.glob("*.usage")] == [b'{"request_id":"r1"}\n{"request_id":"r2"}\n']
+    own_redis.start()
+    await asyncio.sleep(RETRY_CONNECT_AFTER_S)  # the client's fail-fast window after a refused connect
+    assert await replay_once(client, spool) == 2
+    assert list(tmp_path.glob("*.usage")) == []
+    assert await replay_once(client, spool) == 0  # nothing twice
+    entries = redis.Redis.from_url(own_redis.url).xrange(rk.USAGE_STREAM)
+    assert [fields[b"e"] for _, fields in entries] == [b'{"request_id":"r1"}', b'{"request_id":"r2"}']
+    await client.close()
