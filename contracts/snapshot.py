@@ -94,6 +94,31 @@ class OfferingStats:
     effective_input_price: int | None = None  # micro-units per 1M input tokens with cache
     quality_score: float | None = None  # 0..1 from quality canaries
     flags: tuple[str, ...] = ()  # "billing_block_breaks_cache", "price_mismatch", "degraded_quality", ...
+    # Added within schema 1 (older documents lack them; the defaults mean "not measured").
+    ttft_p50_hi_ms: float | None = None  # upper bound of the p50's 95% CI
+    ttft_10k_p50_ms: float | None = None  # p50 TTFT of ~10k-token inputs: prefill cost per input token
+    tps_p10: float | None = None  # a slow-ish answer's output speed
+    availability_lo: float | None = None  # lower bound of availability's 95% CI
+    error_rate_hi: float | None = None  # upper bound of the error rate's 95% CI
+    cache_hit_lo: float | None = None  # lower bound of cache_hit_ratio's 95% CI
+    cache_n: int = 0  # cache probe samples behind cache_hit_ratio
+    price_n: int = 0  # price-truth probes checked
+    overcount_factor: float | None = None  # reported / counted input tokens (1.0 = honest)
+    billed_ratio: float | None = None  # reported cost / cost at the published price (1.0 = honest)
+    quality_n: int = 0  # canary tasks scored
+    quality_lo: float | None = None  # lower bound of quality_score's 95% CI
+    incidents: tuple[str, ...] = ()  # metrics with an open incident, e.g. ("ttft", "availability")
+
+
+_STATS_FIELDS = frozenset(OfferingStats.__dataclass_fields__)
+
+
+def _offering_stats(item: dict[str, Any]) -> OfferingStats:
+    """Fields a newer evaluation added are ignored, so a gateway may lag evaluation by a release."""
+    known = {k: v for k, v in item.items() if k in _STATS_FIELDS}
+    return OfferingStats(
+        **{**known, "flags": tuple(known.get("flags") or ()), "incidents": tuple(known.get("incidents") or ())}
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +140,6 @@ class StatsSnapshot:
         if data.get("schema") != SNAPSHOT_VERSION:
             raise ValueError(f"unsupported stats snapshot schema {data.get('schema')!r}")
         stats = {
-            region: {
-                oid: OfferingStats(**{**item, "flags": tuple(item.get("flags") or ())}) for oid, item in per.items()
-            }
-            for region, per in data["stats"].items()
+            region: {oid: _offering_stats(item) for oid, item in per.items()} for region, per in data["stats"].items()
         }
         return cls(version=data["version"], generated_at=data["generated_at"], window=data["window"], stats=stats)

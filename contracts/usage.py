@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from contracts.route_explain import RouteCandidate
+
 USAGE_EVENT_VERSION = 1
 MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (USD)
 TOKENS_PER_PRICE_UNIT = 1_000_000  # prices are quoted per 1M tokens
@@ -100,6 +102,7 @@ class UsageEvent:
     flags: tuple[str, ...] = ()  # e.g. "clamped_cache_read", "usage_missing"
     finished_at: float = 0.0
     error_code: str = ""  # the stable code the caller saw when the call was refused or failed ("" when ok)
+    route_candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain: why this offering, why not the others
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:
@@ -114,4 +117,5 @@ class UsageEvent:
         data["tokens"] = Tokens(**data["tokens"])
         data["prices"] = Prices(**data["prices"]) if data.get("prices") else None
         data["flags"] = tuple(data.get("flags") or ())
+        data["route_candidates"] = tuple(RouteCandidate.from_dict(c) for c in data.get("route_candidates") or ())
         return cls(**data)

@@ -9,6 +9,7 @@ import pytest
 
 from contracts import apikey_format, pricing, tokens
 from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
+from contracts.route_explain import RouteCandidate
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
 from contracts.usage import USAGE_EVENT_VERSION, USAGE_STATUSES, Prices, Tokens, UsageEvent, cost_micros
 
@@ -16,7 +17,15 @@ USAGE_FIELDS = {
     "request_id", "tenant_id", "key_id", "model", "offering_id", "provider", "region", "route_mode",
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
-    "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "version",
+    "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "route_candidates",
+    "version",
+}  # fmt: skip
+ROUTE_CANDIDATE_FIELDS = {"provider", "offering_id", "verdict", "score", "parts", "flags"}
+STATS_FIELDS = {
+    "offering_id", "n", "ttft_p50_ms", "ttft_p90_ms", "tps_p50", "availability", "error_rate", "cache_hit_ratio",
+    "effective_input_price", "quality_score", "flags", "ttft_p50_hi_ms", "ttft_10k_p50_ms", "tps_p10",
+    "availability_lo", "error_rate_hi", "cache_hit_lo", "cache_n", "price_n", "overcount_factor", "billed_ratio",
+    "quality_n", "quality_lo", "incidents",
 }  # fmt: skip
 TOKEN_FIELDS = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"}
 
@@ -55,6 +64,21 @@ def test_an_event_written_before_error_code_existed_still_parses_as_version_1():
     del data["error_code"]
     assert data["version"] == USAGE_EVENT_VERSION == 1  # an added field with a default keeps the version
     assert UsageEvent.from_json(orjson.dumps(data)).error_code == ""
+
+
+def test_route_candidates_are_pinned_round_trip_and_optional():
+    candidates = (
+        RouteCandidate("deepseek", 1, "winner", 0.0, {"cost": 0.0, "ttft": 0.1}, ()),
+        RouteCandidate("bargain-cloud", 9, "lost:flags", 4.2, {"cost": 0.3, "flags": 3.9}, ("price_mismatch",)),
+        RouteCandidate("openai", 4, "dropped:no_offering_fits"),
+    )
+    event = _event(route_candidates=candidates)
+    data = orjson.loads(event.to_json())
+    assert {frozenset(c) for c in data["route_candidates"]} == {frozenset(ROUTE_CANDIDATE_FIELDS)}
+    assert UsageEvent.from_json(event.to_json()) == event
+    del data["route_candidates"]  # an event written before the field existed
+    assert data["version"] == USAGE_EVENT_VERSION == 1
+    assert UsageEvent.from_json(orjson.dumps(data)).route_candidates == ()
 
 
 def test_usage_event_of_another_version_is_refused():
@@ -114,6 +138,23 @@ def test_snapshots_round_trip():
         stats={"all": {"5": OfferingStats(offering_id=5, n=40, ttft_p50_ms=420.0, flags=("price_mismatch",))}},
     )  # fmt: skip
     assert StatsSnapshot.from_json(stats.to_json()) == stats
+
+
+def test_offering_stats_fields_are_pinned_and_older_and_newer_documents_parse():
+    full = OfferingStats(
+        offering_id=5, n=40, ttft_p50_hi_ms=480.0, price_n=6, overcount_factor=1.15, billed_ratio=1.3,
+        quality_n=40, quality_lo=0.5, incidents=("ttft",), flags=("token_overcount",),
+    )  # fmt: skip
+    stats = StatsSnapshot(version=9, generated_at=2.5, window="1h", stats={"all": {"5": full}})
+    data = orjson.loads(stats.to_json())
+    assert set(data["stats"]["all"]["5"]) == STATS_FIELDS
+    assert StatsSnapshot.from_json(stats.to_json()) == stats
+    old = {"offering_id": 5, "n": 3, "ttft_p50_ms": 400.0, "flags": []}  # schema 1 before the interval fields
+    newer = {**old, "some_future_metric": 1.0}  # a newer evaluation: the gateway ignores what it does not know
+    for item in (old, newer):
+        data["stats"]["all"]["5"] = item
+        parsed = StatsSnapshot.from_json(orjson.dumps(data)).stats["all"]["5"]
+        assert parsed == OfferingStats(offering_id=5, n=3, ttft_p50_ms=400.0)
 
 
 def test_api_keys_carry_a_checksum_that_catches_any_single_change():
