@@ -6,4 +6,4 @@ class EvaluationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from evaluation import worker_region  # noqa: F401 - connects the worker_ready handler
+        from evaluation import startup, worker_region  # noqa: F401 - connect the beat_init / worker_ready handlers

@@ -111,6 +111,18 @@ def _honesty(rows: Sequence[DetailRow], out: dict[str, dict[str, Any]], flags: l
         _put(out, f"{flag}_share", wilson(hits, len(checked)))
         if checked and hits / len(checked) >= DISHONEST_SHARE:
             flags.append(flag)
+    _put(out, "overcount_factor", _median_of(checked, "reported_input", "counted_input"))
+    _put(out, "billed_ratio", _median_of(checked, "reported_cost", "expected_cost"))
+
+
+def _median_of(rows: Sequence[DetailRow], numerator: str, denominator: str) -> Estimate | None:
+    """Median of a per-probe ratio (reported / ours) with its CI; None when no probe had both figures."""
+    ratios = [
+        float(r.details[numerator]) / float(r.details[denominator])
+        for r in rows
+        if r.details.get(numerator) is not None and r.details.get(denominator)
+    ]
+    return quantile_ci(ratios, 0.5)
 
 
 def _quality(rows: Sequence[DetailRow], out: dict[str, dict[str, Any]], flags: list[str]) -> None:

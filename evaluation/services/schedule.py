@@ -22,6 +22,8 @@ DUE_KEY = "tw:eval:due"  # ZSET "region|kind|offering_id" -> epoch seconds when 
 LOCK_KEY = "tw:eval:dispatch:lock"
 # Most members claimed per run; bounds the work of one dispatcher call (4k offering-regions x 5 kinds / 5 min fits).
 CLAIM_LIMIT = 20_000
+# Probes whose verdicts flag an offering as dishonest or degraded (price truth, token count, canaries).
+INTEGRITY_KINDS = frozenset({ProbeKind.PRICE, ProbeKind.QUALITY})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,14 @@ def desired_members(offering_ids: list[int], policies: dict[int, ProbePolicy]) -
     return wanted
 
 
+def first_due(raw: str, interval: int, now: float, rng: random.Random) -> float:
+    """Integrity probes of a new offering are due at once (routing must not prefer a dishonest offering
+    for an hour); the others start at a random point of their first interval, spreading the load."""
+    if parse_member(raw).kind in INTEGRITY_KINDS:
+        return now
+    return now + rng.uniform(0, interval - DISPATCH_PERIOD_S)
+
+
 def schedule_sync(*, client: redis.Redis, wanted: dict[str, int], now: float, rng: random.Random) -> tuple[int, int]:
     """Add new members spread over their first interval; drop members no longer wanted. Returns (added, removed)."""
     existing = {_text(raw) for raw in client.zrange(DUE_KEY, 0, -1)}
@@ -78,7 +88,7 @@ def schedule_sync(*, client: redis.Redis, wanted: dict[str, int], now: float, rn
     gone = [m for m in existing if m not in wanted]
     pipe = client.pipeline(transaction=False)
     if new:
-        pipe.zadd(DUE_KEY, {m: now + rng.uniform(0, wanted[m] - DISPATCH_PERIOD_S) for m in new}, nx=True)
+        pipe.zadd(DUE_KEY, {m: first_due(m, wanted[m], now, rng) for m in new}, nx=True)
     if gone:
         pipe.zrem(DUE_KEY, *gone)
     pipe.execute()

@@ -17,19 +17,24 @@ import redis
 
 from contracts import redis_keys
 from contracts.snapshot import OfferingStats, StatsSnapshot
-from evaluation.models import Aggregate
+from evaluation.models import Aggregate, Incident
 
 SNAPSHOT_WINDOW = "1h"  # the gateway routes on the freshest window
 MAX_ATTEMPTS = 200  # optimistic retries under contention (a refresh lock keeps it to one publisher normally)
 BACKOFF_S = 0.002  # up to this long (random) between retries, so contenders spread out
 
 
-def _value(metrics: dict[str, dict[str, float]], name: str) -> float | None:
+def _value(metrics: dict[str, dict[str, float]], name: str, part: str = "value") -> float | None:
     item = metrics.get(name)
-    return None if item is None else float(item["value"])
+    return None if item is None else float(item[part])
 
 
-def offering_stats(agg: Aggregate) -> OfferingStats:
+def _n(metrics: dict[str, dict[str, float]], name: str) -> int:
+    item = metrics.get(name)
+    return 0 if item is None else int(item["n"])
+
+
+def offering_stats(agg: Aggregate, incidents: tuple[str, ...] = ()) -> OfferingStats:
     m = agg.metrics
     price = _value(m, "effective_input_price")
     return OfferingStats(
@@ -44,13 +49,37 @@ def offering_stats(agg: Aggregate) -> OfferingStats:
         effective_input_price=None if price is None else round(price),
         quality_score=_value(m, "quality_score"),
         flags=tuple(agg.flags),
+        ttft_p50_hi_ms=_value(m, "ttft_p50", "hi"),
+        ttft_10k_p50_ms=_value(m, "ttft_10k_p50"),
+        tps_p10=_value(m, "tps_p10"),
+        availability_lo=_value(m, "availability", "lo"),
+        error_rate_hi=_value(m, "error_rate", "hi"),
+        cache_hit_lo=_value(m, "cache_hit_ratio", "lo"),
+        cache_n=_n(m, "cache_hit_ratio"),
+        price_n=_n(m, "token_overcount_share"),
+        overcount_factor=_value(m, "overcount_factor", "hi"),  # the interval's pessimistic end
+        billed_ratio=_value(m, "billed_ratio", "hi"),
+        quality_n=_n(m, "quality_score"),
+        quality_lo=_value(m, "quality_score", "lo"),
+        incidents=incidents,
     )
+
+
+def open_incidents() -> dict[tuple[int, str], tuple[str, ...]]:
+    """(offering, region) -> metrics with an open incident for the worse (routing demotes them)."""
+    found: dict[tuple[int, str], list[str]] = {}
+    rows = Incident.objects.filter(closed_at__isnull=True, direction="worse")
+    for oid, region, metric in rows.values_list("offering_id", "region", "metric"):
+        found.setdefault((oid, region), []).append(metric)
+    return {key: tuple(sorted(set(metrics))) for key, metrics in found.items()}
 
 
 def build_snapshot(window: str = SNAPSHOT_WINDOW) -> StatsSnapshot:
     stats: dict[str, dict[str, OfferingStats]] = {}
+    incidents = open_incidents()
     for agg in Aggregate.objects.filter(window=window).order_by("region", "offering_id"):
-        stats.setdefault(agg.region, {})[str(agg.offering_id)] = offering_stats(agg)
+        found = incidents.get((agg.offering_id, agg.region), ())
+        stats.setdefault(agg.region, {})[str(agg.offering_id)] = offering_stats(agg, found)
     return StatsSnapshot(version=0, generated_at=time.time(), window=window, stats=stats)
 
 

@@ -1,0 +1,21 @@
+"""At beat start: dispatch at once (new offerings' integrity probes are due immediately) and refresh
+the statistics soon after, so a fresh deployment learns which offerings are dishonest within a minute
+instead of at the first beat period or the first hourly probe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.signals import beat_init
+
+# The first probes take a few seconds against the simulated fleet, a few more against real providers.
+STARTUP_REFRESH_S = (15, 40)
+
+
+@beat_init.connect
+def _probe_integrity_at_start(sender: Any = None, **_: Any) -> None:
+    from evaluation.tasks import probes_dispatch, stats_refresh
+
+    probes_dispatch.apply_async(queue="default")
+    for delay in STARTUP_REFRESH_S:
+        stats_refresh.apply_async(queue="default", countdown=delay)

@@ -1,0 +1,59 @@
+"""What evaluation tells routing about honesty: integrity probes due at once, truth factors in the snapshot."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from evaluation.metrics import DetailRow, compute
+from evaluation.models import ALL_REGIONS, Aggregate, Incident
+from evaluation.services.schedule import DUE_KEY, member, schedule_sync
+from evaluation.services.snapshot import build_snapshot
+
+
+def _price_row(reported_in: int, reported_cost: int | None) -> DetailRow:
+    details = {
+        "counted_input": 800, "reported_input": reported_in, "expected_cost": 1000, "reported_cost": reported_cost,
+        "token_overcount": reported_in > 888, "price_mismatch": reported_cost not in (None, 1000),
+    }  # fmt: skip
+    return DetailRow("price", "reported_vs_counted", "", reported_in, 0, details)
+
+
+def test_price_truth_factors_are_medians_with_intervals():
+    dishonest = compute([], [_price_row(920, 1300) for _ in range(5)], None)
+    assert dishonest.metrics["overcount_factor"]["value"] == pytest.approx(1.15)
+    assert dishonest.metrics["billed_ratio"]["value"] == pytest.approx(1.3)
+    assert {"token_overcount", "price_mismatch"} <= set(dishonest.flags)
+    silent = compute([], [_price_row(800, None)], None)  # a provider that reports no cost
+    assert silent.metrics["overcount_factor"]["value"] == 1.0 and "billed_ratio" not in silent.metrics
+
+
+def test_new_offerings_get_integrity_probes_at_once_and_the_rest_spread(redis_client):
+    now = 1_000_000.0
+    wanted = {member("beijing", kind, 7): 3600 for kind in ("price", "quality", "cache", "capability")}
+    wanted[member("beijing", "performance", 7)] = 300
+    schedule_sync(client=redis_client, wanted=wanted, now=now, rng=random.Random(3))
+    due = {m.decode(): score for m, score in redis_client.zrange(DUE_KEY, 0, -1, withscores=True)}
+    assert due[member("beijing", "price", 7)] == now and due[member("beijing", "quality", 7)] == now
+    assert all(due[member("beijing", k, 7)] > now for k in ("cache", "capability", "performance"))
+
+
+@pytest.mark.django_db
+def test_snapshot_carries_intervals_truth_factors_and_open_incidents():
+    from django.utils import timezone
+
+    computed = compute([], [_price_row(920, 1300) for _ in range(4)], None)
+    Aggregate.objects.create(
+        offering_id=9, region=ALL_REGIONS, window="1h", computed_at=timezone.now(), n=4,
+        metrics={**computed.metrics, "availability": {"value": 0.9, "lo": 0.6, "hi": 0.98, "n": 10}},
+        flags=computed.flags,
+    )  # fmt: skip
+    Incident.objects.create(
+        offering_id=9, region=ALL_REGIONS, metric="ttft", direction="worse", opened_at=timezone.now(),
+        baseline=500.0, observed=2500.0,
+    )  # fmt: skip
+    stats = build_snapshot().stats[ALL_REGIONS]["9"]
+    assert stats.price_n == 4 and stats.overcount_factor == pytest.approx(1.15)
+    assert stats.billed_ratio == pytest.approx(1.3) and stats.availability_lo == 0.6
+    assert stats.incidents == ("ttft",) and "price_mismatch" in stats.flags
