@@ -13,7 +13,9 @@ import pytest
 from tests.deployed.conftest import STAFF_LOGIN
 from tests.frontend.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _ensure_chromium
 
-pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.browser, pytest.mark.timeout(600)]
+# Not marked `browser`: tests/conftest.py moves those to the end of the run, which would split this
+# package and start a second stack. Playwright's loop lives only as long as this module's browser.
+pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 PASSWORD = "walk-the-stack-123"
 LIVE_MS = 20_000  # websocket push / Stripe webhook on a busy machine
 
