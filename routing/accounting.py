@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -43,7 +44,14 @@ async def account(gw: Gateway, call: Call) -> None:
     except RedisUnavailable as exc:
         # The hold stays open in Redis (the reaper frees it at expiry); the event must not be lost.
         log.warning("accounting of %s retried after: %s", call.request_id, exc)
+        for future in pending:  # failed with the same connection: their errors are this one
+            future.add_done_callback(_retrieve)
         await emit_or_spool(gw, event)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def account_unread(

@@ -69,7 +69,8 @@ def message_list(body: Body, roles: frozenset[str], message: str) -> list[Any]:
         param = f"messages[{index}]"
         if not isinstance(item, dict):
             raise invalid_request(f"{param} must be an object with 'role' and 'content'.", param=param)
-        if item.get("role") not in roles:
+        role = item.get("role")
+        if not isinstance(role, str) or role not in roles:  # a dict or list role is unhashable: never a lookup
             allowed = ", ".join(sorted(roles))
             raise invalid_request(f"{param}.role must be one of {allowed}.", param=f"{param}.role")
         content = item.get("content")

@@ -1,0 +1,37 @@
+"""What the books say about the requests a load run got 200 for: lost (never recorded) and double-billed."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+
+SETTLE_TIMEOUT_S = 90.0  # the consumer catching up after a fault, Redis replay of spools included
+
+
+def _counts(db_url: str, request_ids: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    with psycopg.connect(db_url, autocommit=True, connect_timeout=5) as conn:
+        usage = conn.execute(
+            "SELECT request_id, count(*) FROM metering_usagerecord WHERE request_id = ANY(%s) GROUP BY request_id",
+            (request_ids,),
+        ).fetchall()
+        journals = conn.execute(
+            "SELECT key, count(*) FROM metering_journal WHERE key = ANY(%s) GROUP BY key",
+            ([f"usage:{rid}" for rid in request_ids],),
+        ).fetchall()
+    return dict(usage), dict(journals)
+
+
+def lost_and_double_billed(db_url: str, request_ids: list[str]) -> tuple[int, int, float]:
+    """Waits until every id is recorded (or the timeout); returns (lost, double-billed, seconds waited)."""
+    started = time.monotonic()
+    while True:
+        try:
+            usage, journals = _counts(db_url, request_ids)
+        except psycopg.OperationalError:
+            usage, journals = {}, {}
+        lost = sum(1 for rid in request_ids if rid not in usage)
+        double = sum(1 for n in usage.values() if n > 1) + sum(1 for n in journals.values() if n > 1)
+        if lost == 0 or time.monotonic() - started > SETTLE_TIMEOUT_S:
+            return lost, double, time.monotonic() - started
+        time.sleep(0.5)

@@ -1,0 +1,79 @@
+"""Fuzzing the gateway's own endpoints on the running stack: no input gets a 5xx.
+
+Schemathesis generates valid and invalid requests from docs/gateway-openapi.yaml (every
+operation, positive and negative cases); hypothesis sends arbitrary JSON documents (deep
+nesting, wrong types in every field) to every POST endpoint. Both bounded in cases and time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.deployed.conftest import Stack
+
+pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.reliability, pytest.mark.timeout(420)]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "docs" / "gateway-openapi.yaml"
+EXAMPLES_PER_OPERATION = 1_000  # 5 operations: >= 5,000 generated cases, plus the coverage phase's
+MIN_CASES = 5_000
+RUN_TIMEOUT_S = 240
+POST_PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses")
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=30,
+)
+FIELDS = st.sampled_from(["model", "messages", "max_tokens", "stream", "stream_options", "input", "system",
+                          "max_output_tokens", "temperature", "tools", "provider", "metadata"])  # fmt: skip
+BODIES = st.dictionaries(FIELDS, JSON, max_size=6) | JSON
+
+
+def _cases_and_server_errors(ndjson: Path) -> tuple[int, list[str]]:
+    """Every request schemathesis sent (all phases) and those answered 5xx, from its event log."""
+    cases, errors = 0, []
+    for line in ndjson.read_text().splitlines():
+        finished = json.loads(line).get("ScenarioFinished")
+        for interaction in (finished or {}).get("recorder", {}).get("interactions", {}).values():
+            cases += 1
+            status = (interaction.get("response") or {}).get("status_code") or 0
+            if status >= 500:
+                request = interaction.get("request", {})
+                errors.append(f"{status} {request.get('method')} {request.get('uri')} {request.get('body')}"[:400])
+    return cases, errors
+
+
+def test_schemathesis_finds_no_server_error_in_5000_cases(chaos: Stack, tmp_path: Path) -> None:
+    ndjson = tmp_path / "events.ndjson"
+    command = [
+        sys.executable, "-m", "schemathesis.cli", "run", str(SCHEMA), "--url", chaos.base_url,
+        "--header", f"Authorization: Bearer {chaos.key}", "--checks", "not_a_server_error",
+        "--max-examples", str(EXAMPLES_PER_OPERATION), "--workers", "5", "--seed", "20261130",
+        "--request-timeout", "30", "--report", "ndjson", "--report-ndjson-path", str(ndjson),
+        "--suppress-health-check", "all",
+    ]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=ROOT)
+    cases, errors = _cases_and_server_errors(ndjson)
+    print(f"\n[reliability] schemathesis: {cases} cases, {len(errors)} server errors\n{run.stdout[-1500:]}")
+    assert errors == [], errors[:5]
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert cases >= MIN_CASES
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(body=BODIES)
+def test_arbitrary_json_bodies_never_get_a_5xx(chaos: Stack, body: object) -> None:
+    raw = json.dumps(body).encode()
+    for path in POST_PATHS:
+        response = requests.post(chaos.base_url + path, data=raw, timeout=30,
+                                 headers={"authorization": f"Bearer {chaos.key}", "content-type": "application/json"})  # fmt: skip
+        assert response.status_code < 500, (path, raw[:300], response.status_code, response.text[:300])
