@@ -45,7 +45,7 @@ from evaluation.runner import Job, run_jobs  # noqa: E402
 from evaluation.stats.quantiles import mad, median  # noqa: E402
 from evaluation.wire.base import ChatRequest  # noqa: E402
 from sim.server import start_in_thread  # noqa: E402
-from tests.evaluation.sim_catalog import sim_offerings  # noqa: E402
+from tests.catalogs import sim_offerings  # noqa: E402
 from tokenway.ports import free_port as _free_port  # noqa: E402
 
 # real = sim x 0.5: a 1k-input TTFT is >= 180 ms real and a stream >= 200 ms, so the fleet's

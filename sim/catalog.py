@@ -6,19 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from contracts.catalog_file import CatalogSpec, effective_offering, parse_catalog
 from contracts.usage import Prices
 
 DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "demo.yaml"
-_PROVIDER_OVERRIDABLE = (
-    "dialect",
-    "usage_dialect",
-    "cached_tokens_in_input",
-    "cache_policy",
-    "cache_ttl_s",
-    "keeps_billing_block",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,52 +44,49 @@ def _prices(raw: dict[str, Any]) -> Prices:
     return Prices(
         input=int(raw["input"]),
         output=int(raw["output"]),
-        cache_read=int(raw.get("cache_read") or 0),
-        cache_write_5m=int(raw.get("cache_write_5m") or 0),
-        cache_write_1h=int(raw.get("cache_write_1h") or 0),
-        reasoning=None if raw.get("reasoning") is None else int(raw["reasoning"]),
+        cache_read=int(raw["cache_read"]),
+        cache_write_5m=int(raw["cache_write_5m"]),
+        cache_write_1h=int(raw["cache_write_1h"]),
+        reasoning=None if raw["reasoning"] is None else int(raw["reasoning"]),
     )
 
 
-def _offering(raw: dict[str, Any], provider: dict[str, Any], model: dict[str, Any]) -> OfferingSpec:
-    merged = {key: raw.get(key, provider.get(key)) for key in _PROVIDER_OVERRIDABLE}
+def _offering(raw: dict[str, Any]) -> OfferingSpec:
     return OfferingSpec(
-        provider=provider["slug"],
-        model=model["slug"],
-        upstream_model=raw.get("upstream_model") or model["slug"],
-        dialect=merged["dialect"] or "openai",
-        usage_dialect=merged["usage_dialect"] or "openai",
-        cached_tokens_in_input=bool(
-            merged["cached_tokens_in_input"] if merged["cached_tokens_in_input"] is not None else True
-        ),
-        cache_policy=merged["cache_policy"] or "normalized",
-        cache_ttl_s=int(merged["cache_ttl_s"] or 300),
-        keeps_billing_block=bool(merged["keeps_billing_block"]),
-        context_window=int(raw.get("context_window") or model["context_window"]),
-        max_output=int(raw.get("max_output") or model["max_output"]),
+        provider=raw["provider"],
+        model=raw["model"],
+        upstream_model=raw["upstream_model"],
+        dialect=raw["dialect"],
+        usage_dialect=raw["usage_dialect"],
+        cached_tokens_in_input=bool(raw["cached_tokens_in_input"]),
+        cache_policy=raw["cache_policy"],
+        cache_ttl_s=int(raw["cache_ttl_s"]),
+        keeps_billing_block=bool(raw["keeps_billing_block"]),
+        context_window=int(raw["context_window"]),
+        max_output=int(raw["max_output"]),
         prices=_prices(raw["prices"]),
-        parameters=tuple(raw.get("parameters") or ()),
-        rpm=raw.get("rpm"),
-        tpm=raw.get("tpm"),
-        status=raw.get("status", "active"),
+        parameters=tuple(raw["parameters"]),
+        rpm=raw["rpm"],
+        tpm=raw["tpm"],
+        status=raw["status"],
     )
+
+
+def read_catalog(path: Path | str = DEFAULT_CATALOG) -> CatalogSpec:
+    """The catalog file through the platform's own reader (contracts.catalog_file): same checks, same errors."""
+    path = Path(path)
+    return parse_catalog(path.read_text(encoding="utf-8"), filename=path.name)
 
 
 def load_catalog(path: Path | str = DEFAULT_CATALOG) -> dict[str, ProviderSpec]:
-    data = yaml.safe_load(Path(path).read_text())
-    providers = {item["slug"]: item for item in data["providers"]}
-    models = {item["slug"]: item for item in data["models"]}
-    grouped: dict[str, list[OfferingSpec]] = {slug: [] for slug in providers}
-    for raw in data["offerings"]:
-        grouped[raw["provider"]].append(_offering(raw, providers[raw["provider"]], models[raw["model"]]))
+    spec = read_catalog(path)
+    grouped: dict[str, list[OfferingSpec]] = {slug: [] for slug in spec.providers}
+    for key in spec.offerings:
+        offering = _offering(effective_offering(spec, key))
+        grouped[offering.provider].append(offering)
     return {
-        slug: ProviderSpec(
-            slug=slug,
-            name=item.get("name", slug),
-            dialect=item.get("dialect", "openai"),
-            offerings=tuple(grouped[slug]),
-        )
-        for slug, item in providers.items()
+        slug: ProviderSpec(slug=slug, name=item["name"], dialect=item["dialect"], offerings=tuple(grouped[slug]))
+        for slug, item in spec.providers.items()
     }
 
 
@@ -111,7 +99,7 @@ class ModelSpec:
 
 def load_models(path: Path | str = DEFAULT_CATALOG) -> tuple[ModelSpec, ...]:
     """The catalog's models in file order, with the names callers may use for them."""
-    data = yaml.safe_load(Path(path).read_text())
     return tuple(
-        ModelSpec(item["slug"], item.get("author") or "", tuple(item.get("aliases") or ())) for item in data["models"]
+        ModelSpec(item["slug"], item["author"] or "", tuple(item["aliases"]))
+        for item in read_catalog(path).models.values()
     )

@@ -84,14 +84,10 @@ def api_client_for():
 
 @pytest.fixture
 def catalog_fixture(db, redis_client):
-    """The small fixture catalog loaded (and published)."""
-    from catalog.parse import parse_catalog
-    from catalog.services import catalog_apply
+    """The small fixture catalog loaded (not published)."""
+    from tests.catalogs import apply_catalog_file
 
-    spec = parse_catalog(
-        (FIXTURES / "small.yaml").read_text(), filename="small.yaml", sim_base_url=settings.SIM_BASE_URL
-    )
-    return catalog_apply(spec=spec, publish=False)
+    return apply_catalog_file(FIXTURES / "small.yaml", sim_base_url=settings.SIM_BASE_URL)
 
 
 @pytest.hookimpl(trylast=True)

@@ -1,11 +1,15 @@
-"""Read a catalog file into validated plain data (providers, models, offerings by key)."""
+"""Read a catalog file into validated plain data (providers, models, offerings by key).
+
+Django-free: the platform's loader (catalog.services) and the simulated fleet (sim.catalog) read
+the same file through this one function, with the same line-precise errors.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.schema import (
+from contracts.catalog_file.schema import (
     MODEL_FIELDS,
     MODEL_SLUG_RE,
     OFFERING_FIELDS,
@@ -15,7 +19,7 @@ from catalog.schema import (
     Errors,
     check_mapping,
 )
-from catalog.yamlnodes import Located, YamlError, load_located
+from contracts.catalog_file.yamlnodes import Located, YamlError, load_located
 
 CATALOG_FORMAT_VERSION = 1
 TOP_LEVEL = ("version", "providers", "models", "offerings")
@@ -78,7 +82,13 @@ def _check_aliases(spec: CatalogSpec, located: dict[str, list[Located]], errors:
         spec.models[slug]["aliases"] = list(dict.fromkeys(i.value for i in items if i.value not in spec.models))
 
 
-def _providers(root: dict[str, Located], spec: CatalogSpec, errors: Errors, sim_base_url: str) -> None:
+def _substitute(value: Any, sim_base_url: str | None) -> Any:
+    if isinstance(value, str) and sim_base_url is not None:
+        return value.replace("${SIM_BASE_URL}", sim_base_url)
+    return value
+
+
+def _providers(root: dict[str, Located], spec: CatalogSpec, errors: Errors, sim_base_url: str | None) -> None:
     for index, node in enumerate(_items(root, "providers", errors)):
         path = f"providers[{index}]"
         data = check_mapping(node, PROVIDER_FIELDS, path, errors)
@@ -86,8 +96,7 @@ def _providers(root: dict[str, Located], spec: CatalogSpec, errors: Errors, sim_
             continue
         if data["slug"] in spec.providers:
             errors.add(node.line, f"{path}.slug", f"duplicates provider {data['slug']!r}")
-        if isinstance(data["base_url"], str):
-            data["base_url"] = data["base_url"].replace("${SIM_BASE_URL}", sim_base_url)
+        data["base_url"] = _substitute(data["base_url"], sim_base_url)
         spec.providers[data["slug"]] = data
 
 
@@ -106,7 +115,7 @@ def _models(root: dict[str, Located], spec: CatalogSpec, errors: Errors) -> None
     _check_aliases(spec, located, errors)
 
 
-def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_base_url: str) -> None:
+def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_base_url: str | None) -> None:
     data = check_mapping(node, OFFERING_FIELDS, path, errors)
     if data is None:
         return
@@ -119,8 +128,7 @@ def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_b
     prices = data["prices"]
     data["prices"] = check_mapping(prices, PRICE_FIELDS, f"{path}.prices", errors) if prices else None
     data["parameters"] = _parameters(data["parameters"], f"{path}.parameters", errors)
-    if isinstance(data["base_url"], str):
-        data["base_url"] = data["base_url"].replace("${SIM_BASE_URL}", sim_base_url)
+    data["base_url"] = _substitute(data["base_url"], sim_base_url)
     if (model, provider) in spec.offerings:
         errors.add(node.line, path, f"duplicates offering {model}@{provider}")
     model_data = spec.models.get(model) if isinstance(model, str) else None
@@ -131,7 +139,9 @@ def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_b
     spec.offerings[(str(model), str(provider))] = data
 
 
-def parse_catalog(text: str, *, filename: str, sim_base_url: str) -> CatalogSpec:
+def parse_catalog(text: str, *, filename: str, sim_base_url: str | None = None) -> CatalogSpec:
+    """Validate the whole file; every error names ``filename:line``. ``${SIM_BASE_URL}`` in base URLs
+    becomes ``sim_base_url`` (left as written when None)."""
     errors = Errors(filename)
     try:
         root = load_located(text)
@@ -153,3 +163,23 @@ def parse_catalog(text: str, *, filename: str, sim_base_url: str) -> CatalogSpec
     if errors.messages:
         raise CatalogInvalid(errors.messages)
     return spec
+
+
+# Offering fields that default to the provider's value when the offering leaves them out (None).
+PROVIDER_OVERRIDABLE = (
+    "base_url",
+    "dialect",
+    "usage_dialect",
+    "cached_tokens_in_input",
+    "cache_policy",
+    "cache_ttl_s",
+    "keeps_billing_block",
+)
+
+
+def effective_offering(spec: CatalogSpec, key: tuple[str, str]) -> dict[str, Any]:
+    """The offering ``(model, provider)`` with every field it leaves out taken from its provider."""
+    offering = spec.offerings[key]
+    provider = spec.providers[offering["provider"]]
+    merged = {name: provider[name] if offering[name] is None else offering[name] for name in PROVIDER_OVERRIDABLE}
+    return {**offering, **merged}

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.yamlnodes import Located
+from contracts.catalog_file.yamlnodes import Located
+from contracts.provider_usage import USAGE_DIALECTS
 
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MODEL_SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 DIALECTS = ("openai", "anthropic")
-USAGE_DIALECTS = ("openai", "deepseek", "moonshot", "zhipu", "qwen", "anthropic")
 CACHE_POLICIES = ("normalized", "raw_prefix", "none")
 PARAMETERS = ("tools", "json_mode", "reasoning", "vision", "tool_choice")
 STATUSES = ("active", "degraded", "disabled")

@@ -8,18 +8,10 @@ from typing import Any
 from django.db import transaction
 
 from catalog.models import Model, Offering, OfferingPrice, OfferingStatus, Provider
-from catalog.parse import CatalogSpec
 from catalog.publish import publish_catalog
+from contracts.catalog_file import PROVIDER_OVERRIDABLE, CatalogSpec
 
-OFFERING_OVERRIDES = (
-    "base_url",
-    "dialect",
-    "usage_dialect",
-    "cached_tokens_in_input",
-    "cache_policy",
-    "cache_ttl_s",
-    "keeps_billing_block",
-)
+OFFERING_OVERRIDES = PROVIDER_OVERRIDABLE  # left out (None) -> the provider's value at publish time
 OFFERING_PLAIN = ("upstream_model", "context_window", "max_output", "parameters", "rpm", "tpm", "status")
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning")
 

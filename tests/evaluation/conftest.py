@@ -9,7 +9,7 @@ import pytest
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot
 from sim.server import SimHandle, start_in_thread
-from tests.evaluation.sim_catalog import sim_catalog
+from tests.catalogs import sim_catalog
 
 
 @pytest.fixture(scope="session")

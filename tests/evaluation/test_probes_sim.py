@@ -10,8 +10,8 @@ from evaluation.metrics import DetailRow, compute
 from evaluation.runner import Job, run_jobs
 from evaluation.wire import dialect_for
 from evaluation.wire.base import ChatRequest
+from tests.catalogs import sim_catalog
 from tests.evaluation.conftest import find
-from tests.evaluation.sim_catalog import sim_catalog
 
 
 def _run(sim, pairs, kind, repeat=1):

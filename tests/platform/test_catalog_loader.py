@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog.models import Model, Offering, OfferingPrice, Provider
-from catalog.parse import CatalogInvalid, parse_catalog
 from contracts import redis_keys
+from contracts.catalog_file import CatalogInvalid, parse_catalog
 from contracts.snapshot import CatalogSnapshot
 
 FIXTURES = Path(__file__).parent / "fixtures"

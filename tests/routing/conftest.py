@@ -13,7 +13,8 @@ import redis
 import requests as httpx
 
 from sim.server import SimHandle, start_in_thread
-from tests.routing.harness import ServerThread, Tenant, catalog_from_sim, make_tenant, publish_catalog, test_config
+from tests.catalogs import sim_catalog
+from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog, test_config
 
 TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms
 
@@ -48,7 +49,7 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
     from routing.app import make_gateway_app
 
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
-    publish_catalog(client, catalog_from_sim(sim.provider_url))
+    publish_catalog(client, sim_catalog(sim.provider_url))
     server = ServerThread(make_gateway_app(test_config()))
     yield server
     server.stop()
@@ -58,7 +59,7 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
 @pytest.fixture
 def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Redis) -> ServerThread:
     """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
-    publish_catalog(redis_client, catalog_from_sim(sim.provider_url))
+    publish_catalog(redis_client, sim_catalog(sim.provider_url))
     gateway_server.gateway.health.reset()
     httpx.post(f"{sim.base_url}/_sim/reset")
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)

@@ -15,9 +15,9 @@ import uvicorn
 from contracts import redis_keys as rk
 from contracts.apikey_format import generate_key, hash_key
 from contracts.keyrecord import KeyRecord, Limits
-from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
+from contracts.snapshot import CatalogSnapshot
 from routing.config import DEV_PEPPER, GatewayConfig
-from sim.catalog import load_catalog, load_models
+from tests.catalogs import sim_catalog
 from tokenway.ports import free_port
 
 
@@ -50,31 +50,7 @@ class ServerThread:
         self.thread.join(timeout=10)
 
 
-def catalog_from_sim(provider_url: Any) -> CatalogSnapshot:
-    offerings: list[OfferingSnapshot] = []
-    for provider in load_catalog().values():
-        for spec in provider.offerings:
-            offerings.append(
-                OfferingSnapshot(
-                    offering_id=len(offerings) + 1,
-                    model=spec.model,
-                    provider=spec.provider,
-                    upstream_model=spec.upstream_model,
-                    dialect=spec.dialect,
-                    base_url=provider_url(spec.provider),
-                    usage_dialect=spec.usage_dialect,
-                    cached_tokens_in_input=spec.cached_tokens_in_input,
-                    prices=spec.prices,
-                    context_window=spec.context_window,
-                    max_output=spec.max_output,
-                    parameters=spec.parameters,
-                    keeps_billing_block=spec.keeps_billing_block,
-                    cache_policy=spec.cache_policy,
-                    cache_ttl_s=spec.cache_ttl_s,
-                )
-            )
-    models = tuple(ModelSnapshot(m.slug, m.author, m.aliases) for m in load_models())
-    return CatalogSnapshot(version=1, generated_at=time.time(), offerings=tuple(offerings), models=models)
+catalog_from_sim = sim_catalog  # the one test catalog (tests/catalogs.py), under its older name
 
 
 def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:

@@ -10,8 +10,9 @@ import pytest
 import requests
 
 from sim.server import start_in_thread
+from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault, calm_profiles, sim_requests
-from tests.routing.harness import catalog_from_sim, publish_catalog
+from tests.routing.harness import publish_catalog
 
 MSG = [{"role": "user", "content": "Tell me a story about caches."}]
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
@@ -111,7 +112,7 @@ def test_idle_gap_mid_stream_is_bounded(gateway, sim, oai):
 def test_slow_drip_does_not_outlive_the_deadline(gateway, redis_client, oai, tenant, tmp_path):
     slow = start_in_thread(seed=3, time_scale=1.0, profiles=calm_profiles(tmp_path))
     try:
-        publish_catalog(redis_client, catalog_from_sim(slow.provider_url))
+        publish_catalog(redis_client, sim_catalog(slow.provider_url))
         time.sleep(0.3)
         requests.post(f"{slow.base_url}/_sim/faults", json={"provider": "openai", "kind": "slow_drip"}, timeout=5)
         started = time.monotonic()

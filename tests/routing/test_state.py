@@ -18,8 +18,9 @@ from contracts import redis_keys as rk
 from contracts.keyrecord import Limits
 from contracts.snapshot import CatalogSnapshot
 from contracts.usage import Prices
+from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault
-from tests.routing.harness import catalog_from_sim, make_tenant, publish_catalog
+from tests.routing.harness import make_tenant, publish_catalog
 
 MSG = [{"role": "user", "content": "hi"}]
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def test_expired_key_is_refused(gateway, tenant):
 
 
 def test_price_change_takes_effect_within_one_second(gateway, sim, tenant, redis_client):
-    catalog = catalog_from_sim(sim.provider_url)
+    catalog = sim_catalog(sim.provider_url)
     offerings = tuple(
         replace(o, prices=Prices(input=o.prices.input * 10, output=o.prices.output * 10, version=2))
         if o.model == "gpt-4.1-mini"

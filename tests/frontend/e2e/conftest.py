@@ -194,14 +194,11 @@ def stripe_offline(localstripe_url, settings) -> Iterator[str]:
 @pytest.fixture
 def demo_catalog(sim_fleet, transactional_db, redis_client, settings) -> None:
     """catalog/demo.yaml with ``${SIM_BASE_URL}`` -> the in-process fleet, published for the gateway."""
-    from catalog.parse import parse_catalog
     from catalog.publish import publish_catalog
-    from catalog.services import catalog_apply
+    from tests.catalogs import apply_catalog_file
 
     settings.SIM_BASE_URL = sim_fleet.base_url
-    path = ROOT / "catalog" / "demo.yaml"
-    spec = parse_catalog(path.read_text(), filename=path.name, sim_base_url=sim_fleet.base_url)
-    catalog_apply(spec=spec, publish=False)
+    apply_catalog_file(ROOT / "catalog" / "demo.yaml", sim_base_url=sim_fleet.base_url)
     publish_catalog()
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.parse import CatalogInvalid, parse_catalog
 from catalog.services import catalog_apply
+from contracts.catalog_file import CatalogInvalid, parse_catalog
 
 
 class Command(BaseCommand):
