@@ -10,10 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.db.models import Count
 from django.utils import timezone
 
+from catalog.selectors import offerings_active_count
 from contracts.snapshot import OfferingSnapshot
 from evaluation.catalog import current_catalog
+from evaluation.conf import regions
 from evaluation.metrics import DetailRow, PerfRow, compute
 from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult
 from evaluation.services.aggregate import WINDOWS
@@ -35,6 +38,7 @@ METRICS = (
 SORT_KEYS = (*METRICS, "n", "model", "provider", "region")
 DEFAULT_SORT = "ttft_p50"
 FLAGS = ("billing_block_breaks_cache", "price_mismatch", "token_overcount", "degraded_quality", "capability_mismatch")
+COVERAGE_WINDOW = dt.timedelta(hours=1)  # performance probes run every 5 min, so an hour shows gaps clearly
 # Series buckets per window: about 12-28 points, enough for a sparkline, cheap to compute.
 SERIES_BUCKET = {"1h": dt.timedelta(minutes=5), "24h": dt.timedelta(hours=1), "7d": dt.timedelta(hours=6)}
 
@@ -126,3 +130,21 @@ def recent_incidents(*, since: dt.datetime, offering_id: int | None = None) -> l
         qs = qs.filter(offering_id=offering_id)
     fields = ("id", "offering_id", "region", "metric", "direction", "opened_at", "closed_at", "baseline", "observed")
     return [dict(row) for row in qs.values(*fields)]
+
+
+def probe_coverage(*, now: dt.datetime | None = None) -> list[dict[str, Any]]:
+    """Per configured region, over the last COVERAGE_WINDOW: offerings probed, probes sent, and the
+    catalog's active offerings: [{"region", "offerings", "probes", "active"}]."""
+    since = (now or timezone.now()) - COVERAGE_WINDOW
+    rows = (
+        ProbeResult.objects.filter(started_at__gte=since)
+        .values("region")
+        .annotate(offerings=Count("offering_id", distinct=True), probes=Count("id"))
+    )
+    counts = {row["region"]: (int(row["offerings"]), int(row["probes"])) for row in rows}
+    active = offerings_active_count()
+    return [
+        {"region": region, "offerings": counts.get(region, (0, 0))[0], "probes": counts.get(region, (0, 0))[1],
+         "active": active}
+        for region in regions()
+    ]  # fmt: skip

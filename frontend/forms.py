@@ -10,7 +10,7 @@ from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
 from contracts.usage import MICROS_PER_UNIT
-from tenants.models import Role, RouteMode
+from tenants.selectors import Role, RouteMode
 
 SLUG_HELP = _("Lowercase letters, digits and hyphens, 3–63 characters; used in URLs.")
 EXPIRY_CHOICES = [

@@ -1,16 +1,16 @@
-"""Stripe-side services: a Customer per tenant, top-ups by PaymentIntent, monthly invoices."""
+"""Stripe-side services: a Customer per tenant, top-ups by PaymentIntent.
+
+Postpaid tenants are billed through ONE path: Stripe Billing, from the meter events the ledger writes
+(``metering.meter_push``). There is deliberately no invoice of our own here, so the same usage can never
+be billed twice (docs/billing.md, "Postpaid: one billing path").
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from django.db import transaction
-from django.db.models import Sum
-
 from metering import stripe_client
-from metering.models import TopUp, UsageRecord
-from metering.webhooks import CENTS_TO_MICROS
-from tenants.models import BillingMode, Tenant
+from metering.models import TopUp
+from metering.money import CENTS_TO_MICROS
+from tenants.models import Tenant
 
 MIN_TOPUP_MICROS = 1_000_000  # $1: below Stripe's minimum charge once fees are counted
 
@@ -48,31 +48,3 @@ def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | Non
     topup.payment_intent_id = intent.id
     topup.save(update_fields=["payment_intent_id"])
     return topup
-
-
-def invoice_month_create(*, tenant: Tenant, start: datetime, end: datetime) -> str | None:
-    """Invoice a postpaid tenant's usage of [start, end) once (idempotency keys carry the period)."""
-    if tenant.billing_mode != BillingMode.POSTPAID:
-        return None
-    total = (
-        UsageRecord.objects.filter(tenant=tenant, finished_at__gte=start, finished_at__lt=end).aggregate(
-            s=Sum("charge_micros")
-        )["s"]
-        or 0
-    )
-    cents = -(-total // CENTS_TO_MICROS)
-    if cents <= 0:
-        return None
-    period = start.strftime("%Y%m")
-    customer = customer_ensure(tenant=tenant)
-    with transaction.atomic():
-        stripe_client.invoice_item_create(
-            customer_id=customer,
-            amount_cents=cents,
-            description=f"Tokenway usage {period}",
-            idempotency_key=f"invoice-item:{tenant.pk}:{period}",
-        )
-        invoice = stripe_client.invoice_create(
-            customer_id=customer, period=period, idempotency_key=f"invoice:{tenant.pk}:{period}"
-        )
-    return str(invoice.id)

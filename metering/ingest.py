@@ -22,6 +22,7 @@ from metering.crash import crash_point
 from metering.ledger import JournalSpec, journals_post, raw_cursor
 from metering.models import AccountKind, MeterStatus
 from metering.sanitize import Priced, cache_full_price_micros, event_price
+from metering.shortfall import shortfalls_record, usage_journals_clamp
 from tenants.models import BillingMode, Tenant
 
 logger = logging.getLogger(__name__)
@@ -142,7 +143,11 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
         crash_point("mid_batch")
         fresh = [(event, priced) for event, priced in valid if event.request_id in inserted]
         billed = [(event, priced) for event, priced in fresh if event.status != "rejected"]  # refused: no money
-        journals_post(specs=[usage_journal(event, priced) for event, priced in billed], at=now)
+        specs = [usage_journal(event, priced) for event, priced in billed]
+        prepaid = {tid for tid, tenant in tenants.items() if tenant.billing_mode != BillingMode.POSTPAID}
+        shortfalls = usage_journals_clamp(specs=specs, prepaid=prepaid)
+        journals_post(specs=specs, at=now)
+        shortfalls_record(shortfalls=shortfalls, tenants=tenants, at=now)
         _meter_events_enqueue(billed, tenants, now)
     keys_touch(events=[event for event, _ in valid])
     result.inserted = [event for event, _ in fresh]

@@ -128,6 +128,19 @@ def _balances_apply(deltas: dict[int, int]) -> None:
         cursor.execute(sql, params)
 
 
+def balances_lock(*, refs: set[AccountRef]) -> dict[AccountRef, int]:
+    """Lock the refs' Balance rows (creating missing accounts) and return their amounts. Inside a transaction.
+
+    Race: a service that reads a balance to decide how much to post (a floor, a shortfall) must hold the
+    rows until its journals commit. Rows are locked in account-id order, the order ``_balances_apply``
+    uses, so two transactions never wait on each other in opposite orders.
+    """
+    accounts = accounts_ensure(refs=refs)
+    rows = Balance.objects.select_for_update().filter(account_id__in=accounts.values()).order_by("account_id")
+    amounts = dict(rows.values_list("account_id", "amount_micros"))
+    return {ref: int(amounts[account_id]) for ref, account_id in accounts.items()}
+
+
 def tenant_account_balance(*, tenant_id: int, kind: str = AccountKind.AVAILABLE) -> int:
     row = Balance.objects.filter(account__tenant_id=tenant_id, account__kind=kind).values_list(
         "amount_micros", flat=True

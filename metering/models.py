@@ -74,6 +74,10 @@ class AccountKind(models.TextChoices):
     PROVIDER_PAYABLE = "provider_payable", "Provider cost payable"
     STRIPE_CLEARING = "stripe_clearing", "Stripe clearing (money received)"
     PROMOTIONS = "promotions", "Promotional credit (expense)"
+    # Settlement beyond a hold on a prepaid balance (must not happen): what the tenant could not pay.
+    HOLD_SHORTFALL = "hold_shortfall", "Hold shortfall (charged beyond a prepaid balance; uncollected)"
+    # A refund or lost dispute of funds the tenant had already spent: what its balance could not return.
+    REVERSAL_SHORTFALL = "reversal_shortfall", "Refund/dispute shortfall (already spent; unrecovered)"
 
 
 TENANT_KINDS = (AccountKind.AVAILABLE, AccountKind.SPENT)
@@ -238,3 +242,29 @@ class ReconciliationFinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.check_name}:{self.subject}"
+
+
+class ReversalKind(models.TextChoices):
+    REFUND = "refund", "Refund"
+    DISPUTE = "dispute", "Dispute"
+
+
+class PaymentReversal(models.Model):
+    """A Stripe refund (re_…) or dispute (dp_…) of a payment, as last reported by its webhooks.
+
+    The money moves in journals keyed by the Stripe object id (``metering.stripe_lifecycle``); this row is
+    what reconciliation compares them with (a refund not applied, an unattributed reversal).
+    """
+
+    stripe_id = models.CharField(max_length=64, unique=True)
+    kind = models.CharField(max_length=16, choices=ReversalKind.choices)
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, related_name="+")  # null: unknown payment
+    payment_intent_id = models.CharField(max_length=64, blank=True)
+    charge_id = models.CharField(max_length=64, blank=True)
+    amount_micros = models.BigIntegerField()
+    status = models.CharField(max_length=32)  # Stripe's: refunds succeeded|pending|failed|canceled, disputes …|won|lost
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.stripe_id

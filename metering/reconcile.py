@@ -20,9 +20,19 @@ from django.utils import timezone
 
 from contracts.redis_keys import HOLD_EXPIRIES, PREFIX
 from metering import stripe_client
-from metering.models import MeterEvent, MeterStatus, ReconciliationFinding, TopUpStatus, UsageRecord
+from metering.models import (
+    AccountKind,
+    Journal,
+    MeterEvent,
+    MeterStatus,
+    PaymentReversal,
+    ReconciliationFinding,
+    TopUpStatus,
+    UsageRecord,
+)
 from metering.services import tenant_available_correct, tenant_available_ensure
-from tenants.models import Tenant
+from metering.stripe_lifecycle import reversal_missing_keys
+from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
@@ -77,6 +87,54 @@ def check_usage_has_journal() -> list[Finding]:
         [since, "rejected"],  # a rejected call moved no money: it has no journal by design
     )
     return [Finding("usage_without_journal", "error", rid) for (rid,) in rows]
+
+
+def check_journal_has_usage() -> list[Finding]:
+    """The reverse of usage_without_journal: a usage journal whose usage record is missing."""
+    since = timezone.now() - RECENT
+    rows = _rows(
+        "SELECT j.key FROM metering_journal j LEFT JOIN metering_usagerecord u ON 'usage:' || u.request_id = j.key "
+        "WHERE j.kind = 'usage' AND j.created_at >= %s AND u.id IS NULL LIMIT 100",
+        [since],
+    )
+    return [Finding("journal_without_usage", "error", key) for (key,) in rows]
+
+
+def check_prepaid_not_negative() -> list[Finding]:
+    """PostgreSQL refuses a new negative prepaid balance (migration 0004); one from before, or left by a switch
+    from postpaid, is reported."""
+    rows = _rows(
+        "SELECT t.slug, b.amount_micros FROM metering_balance b JOIN metering_account a ON a.id = b.account_id "
+        "JOIN tenants_tenant t ON t.id = a.tenant_id WHERE a.kind = %s AND t.billing_mode = %s "
+        "AND b.amount_micros < 0 LIMIT 100",
+        [AccountKind.AVAILABLE, BillingMode.PREPAID],
+    )
+    return [Finding("prepaid_balance_negative", "error", slug, {"balance": int(amount)}) for slug, amount in rows]
+
+
+def check_credits_have_payments() -> list[Finding]:
+    """Every Stripe top-up credit has its succeeded payment row (the webhook writes both in one transaction)."""
+    rows = _rows(
+        "SELECT j.key FROM metering_journal j LEFT JOIN metering_topup t "
+        "ON 'topup:' || t.payment_intent_id = j.key AND t.status = %s "
+        "WHERE j.kind = 'credit_stripe' AND j.key LIKE 'topup:%%' AND t.id IS NULL LIMIT 100",
+        [TopUpStatus.SUCCEEDED],
+    )
+    return [Finding("credit_without_payment", "error", key) for (key,) in rows]
+
+
+def check_reversals_applied() -> list[Finding]:
+    """Each refund and dispute Stripe reported moved the money its last status says (metering.stripe_lifecycle)."""
+    journals = set(
+        Journal.objects.filter(key__regex=r"^(refund|dispute):").values_list("key", flat=True)
+    )  # refund and dispute journals are few: one or two per reversal
+    findings = []
+    for row in PaymentReversal.objects.all().iterator():
+        if row.tenant_id is None:
+            findings.append(Finding("reversal_unattributed", "error", row.stripe_id, {"status": row.status}))
+        elif missing := reversal_missing_keys(row, posted=journals):
+            findings.append(Finding("reversal_not_applied", "error", row.stripe_id, {"missing": missing}))
+    return findings
 
 
 def check_finished_requests_ingested(*, now: float | None = None) -> list[Finding]:
@@ -157,6 +215,10 @@ CHECKS: list[Callable[[], list[Finding]]] = [
     check_journals_balance,
     check_balances_match_ledger,
     check_usage_has_journal,
+    check_journal_has_usage,
+    check_prepaid_not_negative,
+    check_credits_have_payments,
+    check_reversals_applied,
     check_finished_requests_ingested,
     check_no_expired_holds,
     check_meter_totals,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery.schedules import crontab
-
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Billing latency target p99 <= 5 s: drain the usage stream every second.
     "metering.usage_ingest": {"task": "metering.tasks.usage_ingest", "schedule": 1.0},
@@ -15,9 +13,5 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "metering.holds_reap": {"task": "metering.tasks.holds_reap", "schedule": 5.0},
     # Books and counters checked (and avail drift corrected) every few minutes.
     "metering.reconciliation_run": {"task": "metering.tasks.reconciliation_run", "schedule": 300.0},
-    # Monthly invoices for postpaid tenants, early on the 1st (reruns are no-ops).
-    "metering.stripe_invoices_monthly": {
-        "task": "metering.tasks.stripe_invoices_monthly",
-        "schedule": crontab(minute=15, hour=0, day_of_month=1),
-    },
+    # No invoice task: postpaid usage is billed through ONE path, Stripe Billing's meter (docs/billing.md).
 }

@@ -55,8 +55,7 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
         "tokens": _tokens(r.__dict__),
         "usage_source": r.usage_source,
         "price_version": r.price_version,
-        "cost_micros": r.cost_micros,
-        "charge_micros": r.charge_micros,
+        "charge_micros": r.charge_micros,  # the tenant's charge only: provider cost is staff data (issue 12)
         "cache": {"read_tokens": r.cache_read, "saved_micros": _saved(r), "fingerprint": r.cache_fingerprint},
         "timings": {"ttft_ms": r.ttft_ms, "total_ms": r.total_ms, "finished_at": r.finished_at.isoformat()},
         "status": r.status,
@@ -92,7 +91,6 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
         "tokens": tokens,
         "usage_source": e.get("usage_source"),
         "price_version": (e.get("prices") or {}).get("version"),
-        "cost_micros": max(int(e.get("cost_micros") or 0), 0),
         "charge_micros": max(int(e.get("charge_micros") or 0), 0),
         "cache": {"read_tokens": tokens["cache_read"], "saved_micros": None, "fingerprint": e.get("cache_fingerprint")},
         "timings": {
@@ -191,7 +189,9 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
     }
 
 
-def tenant_usage(*, tenant_id: int | None, start: datetime, end: datetime, group: str) -> list[dict[str, Any]]:
+def tenant_usage(
+    *, tenant_id: int | None, start: datetime, end: datetime, group: str, with_cost: bool = False
+) -> list[dict[str, Any]]:
     """Usage of one tenant (None: the whole platform, for the ops dashboard) grouped by day, model,
     provider or key, for the console and CSV export. Rejected calls are not usage (no tokens, no money):
     they are counted only in the generations list."""
@@ -208,8 +208,8 @@ def tenant_usage(*, tenant_id: int | None, start: datetime, end: datetime, group
             input_tokens=Sum(F("input_uncached") + F("cache_read") + F("cache_write_5m") + F("cache_write_1h")),
             cache_read_tokens=Sum("cache_read"),
             output_tokens=Sum("output"),
-            cost_micros=Sum("cost_micros"),
             charge_micros=Sum("charge_micros"),
+            **({"cost_micros": Sum("cost_micros")} if with_cost else {}),  # provider cost: staff only
         )
         .order_by(field)
     )

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, tenant_available, tenant_holds
 from metering.ledger import JournalSpec, journals_post, tenant_account_balance
-from metering.models import AccountKind
+from metering.models import AccountKind, SpendAlert
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -34,7 +34,7 @@ class TopUpError(ValueError):
     """A credit that cannot be applied (non-positive amount, unknown source)."""
 
 
-def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, source: str) -> bool:
+def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, source: str, memo: str = "") -> bool:
     """Credit the tenant's available balance once per idempotency key; True when this call applied it.
 
     Joins the caller's transaction when there is one (the webhook writes its
@@ -49,6 +49,7 @@ def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, s
         kind=f"credit_{source}",
         tenant_id=tenant.pk,
         lines=[((tenant.pk, AccountKind.AVAILABLE), amount_micros), ((None, CREDIT_SOURCES[source]), -amount_micros)],
+        memo=memo,
     )
     with transaction.atomic():
         posted = journals_post(specs=[spec], at=timezone.now())
@@ -56,6 +57,23 @@ def balance_topup(*, tenant: Tenant, amount_micros: int, idempotency_key: str, s
             transaction.on_commit(lambda: tenant_available_adjust(tenant=tenant, delta_micros=amount_micros))
             transaction.on_commit(lambda: _credit_pushed_live(tenant=tenant))
     return bool(posted)
+
+
+class SpendAlertError(ValueError):
+    """A spend alert that cannot be added (threshold not positive)."""
+
+
+def spend_alert_add(*, tenant: Tenant, threshold_micros: int, email: str = "") -> SpendAlert:
+    """Watch this month's spend; ``metering.alerts.spend_alerts_check`` fires it once a month when crossed."""
+    if threshold_micros <= 0:
+        raise SpendAlertError("threshold_micros must be positive")
+    return SpendAlert.objects.create(tenant=tenant, threshold_micros=threshold_micros, email=email)
+
+
+def spend_alert_remove(*, tenant: Tenant, alert_id: int) -> bool:
+    """Delete one of the tenant's alerts; another tenant's id removes nothing. True when one was removed."""
+    deleted, _ = SpendAlert.objects.filter(tenant=tenant, pk=alert_id).delete()
+    return bool(deleted)
 
 
 def _credit_pushed_live(*, tenant: Tenant) -> None:

@@ -90,15 +90,10 @@ def payment_intent_create(
     return stripe_client().v1.payment_intents.create(params=params, options=_opts(f"topup:{topup_id}"))  # type: ignore[arg-type]
 
 
-def invoice_item_create(*, customer_id: str, amount_cents: int, description: str, idempotency_key: str) -> str:
-    params = {"customer": customer_id, "amount": amount_cents, "currency": "usd", "description": description}
-    item = stripe_client().v1.invoice_items.create(params=params, options=_opts(idempotency_key))  # type: ignore[arg-type]
-    return str(item.id)
-
-
-def invoice_create(*, customer_id: str, period: str, idempotency_key: str) -> stripe.Invoice:
-    params = {"customer": customer_id, "metadata": {"period": period}, "auto_advance": True}
-    return stripe_client().v1.invoices.create(params=params, options=_opts(idempotency_key))  # type: ignore[arg-type]
+def refunds_list(*, charge_id: str) -> list[dict[str, Any]]:
+    """Every refund of a charge (a ``charge.refunded`` event may omit them), as plain dicts."""
+    listed = stripe_client().v1.refunds.list(params={"charge": charge_id, "limit": 100})
+    return [refund.to_dict() for refund in listed.auto_paging_iter()]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 
 from celery import shared_task
 
@@ -45,17 +44,3 @@ def stripe_customer_ensure(self, tenant_id: int) -> None:
         billing.customer_ensure(tenant=tenant)
     except StripeError as exc:
         raise self.retry(exc=exc) from exc
-
-
-@shared_task(ignore_result=True)
-def stripe_invoices_monthly() -> int:
-    """On any day, invoice last month for postpaid tenants (idempotency keys make reruns no-ops)."""
-    from metering.alerts import month_start
-
-    end = month_start()
-    start = month_start(end - timedelta(days=1))
-    done = 0
-    for tenant in Tenant.objects.filter(billing_mode="postpaid").exclude(stripe_customer_id=""):
-        if billing.invoice_month_create(tenant=tenant, start=start, end=end):
-            done += 1
-    return done

@@ -178,7 +178,6 @@ class TenantUsageCsvView(TenantScopedView):
             "input_tokens",
             "cache_read_tokens",
             "output_tokens",
-            "cost_micros",
             "charge_micros",
         ]
         writer = csv.DictWriter(response, fieldnames=columns, extrasaction="ignore")

@@ -18,14 +18,16 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from metering.models import TopUp, TopUpStatus
+from metering.models import StripeEvent, TopUp, TopUpStatus
+from metering.money import CENTS_TO_MICROS as CENTS_TO_MICROS  # re-exported: metering.billing reads it here
+from metering.receipts import topup_receipt_send
 from metering.services import balance_topup
+from metering.stripe_lifecycle import LIFECYCLE_HANDLERS
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_TOLERANCE_S = 300  # Stripe's default: refuse signatures older than five minutes
-CENTS_TO_MICROS = 10_000
 
 
 class WebhookRefused(Exception):
@@ -97,15 +99,21 @@ def _dedupe_insert(event: stripe.Event, outcome: str) -> bool:
 
 
 def stripe_event_apply(*, event: stripe.Event) -> str:
-    """Returns applied | duplicate | ignored."""
-    handler = _HANDLERS.get(event.type)
+    """Returns applied | duplicate | ignored | unattributed.
+
+    ``duplicate`` also when a new event id is about money already moved (a payment already credited,
+    a refund already debited): the event row records that outcome, not "applied".
+    """
+    handler = _HANDLERS.get(event.type) or LIFECYCLE_HANDLERS.get(event.type)
     with transaction.atomic():
         if not _dedupe_insert(event, "applied" if handler else "ignored"):
             return "duplicate"
         if handler is None:
             return "ignored"
-        handler(event.data.object.to_dict())
-    return "applied"
+        outcome = handler(event.data.object.to_dict()) or "applied"
+        if outcome != "applied":
+            StripeEvent.objects.filter(event_id=event.id).update(outcome=outcome)
+    return outcome
 
 
 def _tenant_of(obj: Any) -> Tenant | None:
@@ -117,17 +125,25 @@ def _tenant_of(obj: Any) -> Tenant | None:
     return Tenant.objects.filter(stripe_customer_id=customer).first() if customer else None
 
 
-def _payment_intent_succeeded(intent: Any) -> None:
+def _payment_intent_succeeded(intent: Any) -> str:
     tenant = _tenant_of(intent)
     amount = int(intent.get("amount_received") or intent.get("amount") or 0) * CENTS_TO_MICROS
     if tenant is None or amount <= 0:
         logger.error("payment_intent %s: no tenant or amount", intent.get("id"))
-        return
-    balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"topup:{intent['id']}", source="stripe")
+        return "unattributed"
+    pi = intent["id"]
+    if not balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"topup:{pi}", source="stripe"):
+        return "duplicate"  # another event id about a payment already credited
+    # Every credit has its payment row (reconciliation checks it), also for a payment begun outside the console.
+    TopUp.objects.get_or_create(payment_intent_id=pi, defaults={"tenant": tenant, "amount_micros": amount})
     # Out of order: a late payment_failed never downgrades a succeeded top-up (see below).
-    TopUp.objects.filter(payment_intent_id=intent["id"]).update(
-        status=TopUpStatus.SUCCEEDED, completed_at=timezone.now()
-    )
+    TopUp.objects.filter(payment_intent_id=pi).update(status=TopUpStatus.SUCCEEDED, completed_at=timezone.now())
+    transaction.on_commit(
+        lambda: topup_receipt_send(tenant_id=tenant.pk, tenant_name=tenant.name, payment_intent_id=pi,
+                                   amount_micros=amount),
+        robust=True,
+    )  # fmt: skip
+    return "applied"
 
 
 def _payment_intent_failed(intent: Any) -> None:
@@ -145,7 +161,7 @@ def _invoice_paid(invoice: Any) -> None:
     balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"invoice:{invoice['id']}", source="invoice")
 
 
-_HANDLERS: dict[str, Callable[[Any], None]] = {
+_HANDLERS: dict[str, Callable[[Any], str | None]] = {
     "payment_intent.succeeded": _payment_intent_succeeded,
     "payment_intent.payment_failed": _payment_intent_failed,
     "invoice.paid": _invoice_paid,

@@ -6,12 +6,12 @@ install shows what will be measured.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from catalog.models import Offering, OfferingPrice
-from frontend.data.optional import optional_function
+from catalog.selectors import Offering, OfferingPrice, current_price, offerings_listed
+from evaluation.selectors import leaderboard_rows, offering_series
 
 WINDOWS = ("1h", "24h", "7d")
 ALL_REGIONS = "all"
@@ -68,19 +68,9 @@ ANOMALY_FLAGS = {
 TREND_OFFERINGS = 8  # lines on the trend chart: more is unreadable and each costs a query
 
 
-def _latest_prices(offering_ids: Iterable[int]) -> dict[int, OfferingPrice]:
-    latest: dict[int, OfferingPrice] = {}
-    for price in OfferingPrice.objects.filter(offering_id__in=list(offering_ids)).order_by("offering_id", "-version"):
-        latest.setdefault(price.offering_id, price)
-    return latest
-
-
 def _stats(window: str, region: str) -> dict[tuple[int, str], Mapping[str, Any]]:
-    """evaluation.selectors.leaderboard_rows keyed by (offering id, region); empty until it exists."""
-    selector = optional_function("evaluation.selectors", "leaderboard_rows")
-    if selector is None:
-        return {}
-    return {(item["offering_id"], item["region"]): item for item in selector(window=window, region=region)}
+    """evaluation.selectors.leaderboard_rows keyed by (offering id, region)."""
+    return {(item["offering_id"], item["region"]): item for item in leaderboard_rows(window=window, region=region)}
 
 
 def _breaks_cache(offering: Offering, flags: set[str]) -> bool:
@@ -125,11 +115,10 @@ def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
     """Every offering of the catalog (measured or not) with its statistics for the window and region."""
     window = window if window in WINDOWS else "24h"
     region = region or ALL_REGIONS
-    offerings = list(Offering.objects.select_related("model", "provider").exclude(status="disabled"))
-    prices = _latest_prices(o.pk for o in offerings)
     stats = _stats(window, region)
     rows = [
-        _row(offering, prices.get(offering.pk), region, stats.get((offering.pk, region), {})) for offering in offerings
+        _row(offering, current_price(offering), region, stats.get((offering.pk, region), {}))
+        for offering in offerings_listed()
     ]
     return sorted(rows, key=lambda row: (row.model, row.provider))
 
@@ -147,14 +136,13 @@ def matches(row: Row, *, q: str = "", model: str = "", provider: str = "", regio
 
 def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS) -> dict[str, Any]:
     """TTFT p50 over time for the most-sampled offerings: {"labels": [iso...], "series": [{label, provider, ttft}]}."""
-    series_of = optional_function("evaluation.selectors", "offering_series")
     measured = sorted((r for r in rows if r.n), key=lambda r: -r.n)[:TREND_OFFERINGS]
-    if series_of is None or not measured:
+    if not measured:
         return {"labels": [], "series": []}
     points = {
         row.offering_id: {
             p["t"]: p["value"]
-            for p in series_of(offering_id=row.offering_id, metric="ttft_p50", window=window, region=region)
+            for p in offering_series(offering_id=row.offering_id, metric="ttft_p50", window=window, region=region)
         }
         for row in measured
     }

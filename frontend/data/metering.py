@@ -41,15 +41,18 @@ def month_spend_micros(*, tenant_id: int) -> int:
 
 def _row(row: dict[str, Any], label: Any) -> dict[str, Any]:
     """A selector row in the charts' shape (``usage.js`` and the templates read these names)."""
-    return {
-        "group": label, "requests": row["requests"], "charge": row["charge_micros"], "cost": row["cost_micros"],
+    shaped = {
+        "group": label, "requests": row["requests"], "charge": row["charge_micros"],
         "tokens_in": row["input_tokens"], "tokens_out": row["output_tokens"], "cache_read": row["cache_read_tokens"],
     }  # fmt: skip
+    if "cost_micros" in row:  # provider cost: the ops dashboard only, never a tenant's page
+        shaped["cost"] = row["cost_micros"]
+    return shaped
 
 
 def _by_day(tenant_id: int | None, start: datetime, end: datetime) -> list[dict[str, Any]]:
     days = []
-    for row in tenant_usage(tenant_id=tenant_id, start=start, end=end, group="day"):
+    for row in tenant_usage(tenant_id=tenant_id, start=start, end=end, group="day", with_cost=tenant_id is None):
         day = timezone.make_aware(datetime.fromisoformat(row["day"]))  # TruncDay's (current) time zone
         saved = cache_savings_micros(start=max(day, start), end=min(day + timedelta(days=1), end), tenant_id=tenant_id)
         days.append({**_row(row, None), "day": row["day"], "savings": saved})
@@ -62,9 +65,10 @@ def usage_breakdown(*, tenant_id: int | None, days: int = 30) -> dict[str, Any]:
     start = end - timedelta(days=days)
     out: dict[str, Any] = {"by_day": _by_day(tenant_id, start, end)}
     for name, group in GROUPS.items():
-        rows = tenant_usage(tenant_id=tenant_id, start=start, end=end, group=group)
+        rows = tenant_usage(tenant_id=tenant_id, start=start, end=end, group=group, with_cost=tenant_id is None)
         out[name] = [_row(row, row[group]) for row in rows]
-    totals = {k: sum(r[k] for r in out["by_day"]) for k in ("requests", "charge", "cost", "tokens_in", "tokens_out")}
+    summed = ("requests", "charge", "tokens_in", "tokens_out") + (("cost",) if tenant_id is None else ())
+    totals = {k: sum(r[k] for r in out["by_day"]) for k in summed}
     totals["savings"] = sum(r["savings"] for r in out["by_day"])
     out["totals"] = totals
     return out

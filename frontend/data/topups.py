@@ -1,4 +1,5 @@
-"""Top-ups through Stripe for the console: start one (``metering.billing.topup_start``) and read its status.
+"""Top-ups through Stripe for the console: start one (``metering.billing.topup_start``); the views read its
+status with ``metering.selectors.tenant_topup_get``.
 
 Card entry: with a Stripe *test* key (``sk_test_…``, which is what ``make run``'s offline Stripe,
 localstripe, uses) the PaymentIntent is confirmed with Stripe's test card ``pm_card_visa``; live keys
@@ -14,8 +15,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 
 from metering.billing import BillingError, topup_start
-from metering.models import TopUp
-from tenants.models import Tenant
+from tenants.selectors import Tenant
 
 TEST_CARD = "pm_card_visa"  # Stripe's (and localstripe's) always-succeeding test payment method
 
@@ -37,8 +37,8 @@ def stripe_mode() -> StripeMode:
     return StripeMode.TEST if key.startswith(("sk_test_", "rk_test_")) else StripeMode.LIVE
 
 
-def topup_begin(*, tenant: Tenant, amount_micros: int) -> TopUp:
-    """Create and (test mode) confirm a PaymentIntent; the webhook credits the balance later."""
+def topup_begin(*, tenant: Tenant, amount_micros: int) -> int:
+    """Create and (test mode) confirm a PaymentIntent; the webhook credits the balance later. The top-up's id."""
     mode = stripe_mode()
     if mode is StripeMode.OFF:
         raise TopUpRefused(
@@ -47,7 +47,7 @@ def topup_begin(*, tenant: Tenant, amount_micros: int) -> TopUp:
     if mode is StripeMode.LIVE:
         raise TopUpRefused(_("Card payments with a live Stripe key are not available here yet; contact support."))
     try:
-        return topup_start(tenant=tenant, amount_micros=amount_micros, payment_method=TEST_CARD)
+        return topup_start(tenant=tenant, amount_micros=amount_micros, payment_method=TEST_CARD).pk
     except BillingError as exc:
         raise TopUpRefused(str(exc)) from exc
     except stripe.APIConnectionError as exc:
@@ -55,7 +55,3 @@ def topup_begin(*, tenant: Tenant, amount_micros: int) -> TopUp:
     except stripe.StripeError as exc:
         message = exc.user_message or str(exc)
         raise TopUpRefused(_("Stripe refused the payment: %(message)s") % {"message": message}) from exc
-
-
-def topup_get(*, tenant_id: int, topup_id: int) -> TopUp | None:
-    return TopUp.objects.filter(tenant_id=tenant_id, pk=topup_id).first()

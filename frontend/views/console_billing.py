@@ -10,18 +10,19 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from frontend.data import metering
-from frontend.data.optional import optional_model
-from frontend.data.topups import StripeMode, TopUpRefused, stripe_mode, topup_begin, topup_get
+from frontend.data.topups import StripeMode, TopUpRefused, stripe_mode, topup_begin
 from frontend.forms import AlertForm, TopUpForm, usd_to_micros
 from frontend.views.console_base import deny, render_console, tenant_page
-from tenants.models import Membership
+from metering.selectors import tenant_topup_get
+from metering.services import spend_alert_add, spend_alert_remove
 from tenants.permissions import Action, can
+from tenants.selectors import Membership
 
 
 def _page(request: HttpRequest, membership: Membership, topup_form: TopUpForm, alert_form: AlertForm) -> HttpResponse:
     tenant_id = membership.tenant_id
     watched = request.GET.get("topup", "")
-    pending = topup_get(tenant_id=tenant_id, topup_id=int(watched)) if watched.isdigit() else None
+    pending = tenant_topup_get(tenant_id=tenant_id, topup_id=int(watched)) if watched.isdigit() else None
     return render_console(
         request, membership, "frontend/console/billing.html", "billing",
         balance=metering.balance_micros(tenant_id=tenant_id), month_spend=metering.month_spend_micros(tenant_id=tenant_id),
@@ -66,7 +67,7 @@ def topup(request: HttpRequest, membership: Membership) -> HttpResponse:
         response = _page(request, membership, form, AlertForm())
         response.status_code = 400
         return response
-    return redirect(reverse("frontend:billing", args=[membership.tenant.slug]) + f"?topup={started.pk}")
+    return redirect(reverse("frontend:billing", args=[membership.tenant.slug]) + f"?topup={started}")
 
 
 @tenant_page
@@ -74,7 +75,7 @@ def topup_status(request: HttpRequest, membership: Membership, topup_id: int) ->
     """Polled by the billing page while Stripe confirms: pending, then succeeded (credited) or failed."""
     if not can(membership.role, Action.BILLING_VIEW):
         raise Http404("not found")
-    found = topup_get(tenant_id=membership.tenant_id, topup_id=topup_id)
+    found = tenant_topup_get(tenant_id=membership.tenant_id, topup_id=topup_id)
     if found is None:
         raise Http404("not found")
     return JsonResponse(
@@ -89,12 +90,11 @@ def alert_add(request: HttpRequest, membership: Membership) -> HttpResponse:
     if denied := deny(request, membership, Action.TENANT_BILLING_UPDATE):
         return denied
     form = AlertForm(request.POST)
-    alert_model = optional_model("metering.models", "SpendAlert")
-    if not form.is_valid() or alert_model is None:
+    if not form.is_valid():
         return _page(request, membership, TopUpForm(), form)
-    alert_model.objects.create(
-        tenant_id=membership.tenant_id,
-        threshold_micros=usd_to_micros(form.cleaned_data["threshold"]),
+    spend_alert_add(
+        tenant=membership.tenant,
+        threshold_micros=usd_to_micros(form.cleaned_data["threshold"]) or 0,
         email=form.cleaned_data["email"],
     )
     messages.success(request, _("Alert added. You will be notified once this month’s spend reaches it."))
@@ -106,8 +106,6 @@ def alert_add(request: HttpRequest, membership: Membership) -> HttpResponse:
 def alert_remove(request: HttpRequest, membership: Membership, alert_id: int) -> HttpResponse:
     if denied := deny(request, membership, Action.TENANT_BILLING_UPDATE):
         return denied
-    alert_model = optional_model("metering.models", "SpendAlert")
-    if alert_model is not None:
-        alert_model.objects.filter(tenant_id=membership.tenant_id, pk=alert_id).delete()
+    spend_alert_remove(tenant=membership.tenant, alert_id=alert_id)
     messages.success(request, _("Alert removed."))
     return redirect("frontend:billing", slug=membership.tenant.slug)

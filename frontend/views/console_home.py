@@ -9,8 +9,7 @@ from django.shortcuts import redirect, render
 from frontend.data import metering
 from frontend.forms import TenantForm
 from frontend.views.console_base import apply_api_error, render_console, tenant_page
-from tenants.models import Membership
-from tenants.selectors import memberships_of
+from tenants.selectors import Membership, memberships_of
 from tenants.services import tenant_create
 from tokenway.api_errors import ApiError
 

@@ -11,13 +11,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from apikeys.models import ApiKey
-from apikeys.selectors import tenant_key_get, tenant_keys
+from apikeys.selectors import ApiKey, tenant_key_get, tenant_keys
 from apikeys.services import IssuedKey, api_key_issue, api_key_revoke, api_key_rotate
 from frontend.forms import KeyForm, usd_to_micros
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
-from tenants.models import Membership
 from tenants.permissions import Action, can
+from tenants.selectors import Membership
 from tokenway.api_errors import ApiError
 
 ROTATION_GRACE = timedelta(hours=24)  # long enough to deploy the new key everywhere

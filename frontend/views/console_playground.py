@@ -9,10 +9,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apikeys.services import api_key_issue
-from catalog.models import Model
+from catalog.selectors import model_choices
 from frontend.views.console_base import render_console, tenant_page
-from tenants.models import Membership
 from tenants.permissions import Action, can
+from tenants.selectors import Membership
 from tokenway.api_errors import ApiError
 
 PLAYGROUND_KEY_TTL = timedelta(days=1)  # a throw-away key: enough for a session of experiments
@@ -20,7 +20,7 @@ PLAYGROUND_KEY_TTL = timedelta(days=1)  # a throw-away key: enough for a session
 
 @tenant_page
 def playground(request: HttpRequest, membership: Membership) -> HttpResponse:
-    models = list(Model.objects.order_by("slug").values_list("slug", "name"))
+    models = model_choices()
     return render_console(request, membership, "frontend/console/playground.html", "playground", models=models)
 
 

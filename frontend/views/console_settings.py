@@ -8,19 +8,15 @@ from django.shortcuts import redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from catalog.models import Provider
+from catalog.selectors import provider_choices, provider_get
 from credentials.selectors import tenant_credential_get, tenant_credentials
 from credentials.services import credential_create, credential_delete
 from frontend.forms import CredentialForm, RoutingForm
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
-from tenants.models import Membership
 from tenants.permissions import Action
+from tenants.selectors import Membership
 from tenants.services import tenant_update
 from tokenway.api_errors import ApiError
-
-
-def _providers() -> list[tuple[str, str]]:
-    return list(Provider.objects.order_by("name").values_list("slug", "name"))
 
 
 @tenant_page
@@ -31,7 +27,7 @@ def routing_prefs(request: HttpRequest, membership: Membership) -> HttpResponse:
         "allowed_providers": tenant.allowed_providers,
         "blocked_providers": tenant.blocked_providers,
     }
-    form = RoutingForm(request.POST or None, initial=initial, providers=_providers())
+    form = RoutingForm(request.POST or None, initial=initial, providers=provider_choices())
     if request.method == "POST":
         if denied := deny(request, membership, Action.TENANT_UPDATE):
             return denied
@@ -46,12 +42,12 @@ def routing_prefs(request: HttpRequest, membership: Membership) -> HttpResponse:
 def credentials(request: HttpRequest, membership: Membership) -> HttpResponse:
     if denied := deny(request, membership, Action.CREDENTIAL_LIST):
         return denied
-    form = CredentialForm(request.POST or None, providers=_providers())
+    form = CredentialForm(request.POST or None, providers=provider_choices())
     if request.method == "POST":
         if denied := deny(request, membership, Action.CREDENTIAL_MANAGE):
             return denied
         if form.is_valid():
-            provider = Provider.objects.get(slug=form.cleaned_data["provider"])
+            provider = provider_get(slug=form.cleaned_data["provider"])
             try:
                 credential_create(
                     tenant=membership.tenant,

@@ -13,9 +13,15 @@ from frontend.forms import InviteForm
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
 from tenants.invitation_mail import SentInvitation, invitation_send, site_url
 from tenants.invitations import invitation_revoke
-from tenants.models import Membership, Role
 from tenants.permissions import Action
-from tenants.selectors import tenant_invitation_get, tenant_invitations, tenant_member_get, tenant_members
+from tenants.selectors import (
+    Membership,
+    Role,
+    tenant_invitation_get,
+    tenant_invitations,
+    tenant_member_get,
+    tenant_members,
+)
 from tenants.services import membership_change_role, membership_remove
 from tokenway.api_errors import ApiError
 

@@ -10,8 +10,8 @@ from apikeys.selectors import tenant_keys
 from contracts.usage import USAGE_STATUSES
 from frontend.data import metering
 from frontend.views.console_base import deny, render_console, tenant_page
-from tenants.models import Membership
 from tenants.permissions import Action
+from tenants.selectors import Membership
 
 USAGE_DAYS = 30
 

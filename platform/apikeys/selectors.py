@@ -6,7 +6,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from apikeys.models import ApiKey
+from apikeys.models import ApiKey as ApiKey  # re-exported: the console types its views with it
 from contracts.apikey_format import hash_key, is_well_formed
 from tenants.models import Membership
 

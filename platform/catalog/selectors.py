@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.db.models import Prefetch, QuerySet
 
-from catalog.models import Model, Offering, OfferingPrice, Provider
+from catalog.models import Model, Provider
+from catalog.models import Offering as Offering  # re-exported with OfferingPrice: the leaderboard's rows are typed
+from catalog.models import OfferingPrice as OfferingPrice
 
 
 def providers_list() -> QuerySet[Provider]:
@@ -34,3 +36,26 @@ def current_price(offering: Offering) -> OfferingPrice | None:
     if prices is not None:
         return prices[0] if prices else None
     return offering.prices.order_by("-version").first()
+
+
+def offerings_listed() -> QuerySet[Offering]:
+    """Offerings that are not disabled, with ``current_prices`` (the leaderboard lists measured or not)."""
+    return offerings_with_current_price().exclude(status="disabled")
+
+
+def offerings_active_count() -> int:
+    return Offering.objects.exclude(status="disabled").count()
+
+
+def model_choices() -> list[tuple[str, str]]:
+    """(slug, name) of every model, by slug."""
+    return list(Model.objects.order_by("slug").values_list("slug", "name"))
+
+
+def provider_choices() -> list[tuple[str, str]]:
+    """(slug, name) of every provider, by name."""
+    return list(Provider.objects.order_by("name").values_list("slug", "name"))
+
+
+def provider_get(*, slug: str) -> Provider:
+    return Provider.objects.get(slug=slug)

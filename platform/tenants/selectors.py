@@ -10,7 +10,13 @@ from django.http import Http404
 
 from accounts.models import User
 from tenants.invitations import token_hash
-from tenants.models import Invitation, Membership, Tenant
+from tenants.models import Invitation
+
+# Re-exported for the console, which imports no app's models: the type its views take, and the choices its forms list.
+from tenants.models import Membership as Membership
+from tenants.models import Role as Role
+from tenants.models import RouteMode as RouteMode
+from tenants.models import Tenant as Tenant
 
 
 def memberships_of(*, user: User) -> QuerySet[Membership]:

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
-from tenants.models import Membership, Role, Tenant
+from tenants.models import BillingMode, Membership, Role, Tenant
 from tenants.permissions import may_assign_role
 from tokenway.api_errors import ApiError
 
@@ -47,13 +47,30 @@ def tenant_update(*, tenant: Tenant, **fields: Any) -> Tenant:
     changed = [name for name, value in fields.items() if getattr(tenant, name) != value]
     if not changed:
         return tenant
+    credit_before = _credit_micros(tenant)
     with transaction.atomic():
         for name in changed:
             setattr(tenant, name, fields[name])
         tenant.save(update_fields=changed)
         if GATEWAY_FIELDS.intersection(changed):
             transaction.on_commit(lambda: publish_tenant_keys(tenant))
+        if (credit_delta := _credit_micros(tenant) - credit_before) != 0:
+            transaction.on_commit(lambda: _spendable_republish(tenant, credit_delta))
     return tenant
+
+
+def _credit_micros(tenant: Tenant) -> int:
+    """What the gateway may lend the tenant beyond its balance: the credit limit, when postpaid."""
+    return tenant.credit_limit_micros if tenant.billing_mode == BillingMode.POSTPAID else 0
+
+
+def _spendable_republish(tenant: Tenant, credit_delta: int) -> None:
+    """A billing mode or credit limit change reaches the gateway's balance counter at once (not after
+    reconciliation). Race: requests settle against the counter meanwhile; INCRBY of the difference keeps
+    their holds and charges, where a SET from the ledger would lose the ones not yet ingested."""
+    from metering.services import tenant_available_adjust
+
+    tenant_available_adjust(tenant=tenant, delta_micros=credit_delta)
 
 
 def _owner_count(tenant_id: int) -> int:

@@ -23,7 +23,7 @@ def test_the_tree_keeps_every_layer_contract():
     assert "0 broken" in result.stdout
 
 
-def test_a_gateway_module_importing_django_or_an_app_breaks_the_build(tmp_path):
+def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_breaks_the_build(tmp_path):
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     for package in config["root_packages"]:
         (tmp_path / package).mkdir()
@@ -33,10 +33,18 @@ def test_a_gateway_module_importing_django_or_an_app_breaks_the_build(tmp_path):
     (tmp_path / "metering" / "views.py").write_text("import frontend\n")
     (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.routing\n")  # the one allowed import
     (tmp_path / "frontend" / "routing.py").write_text("")
+    (tmp_path / "metering" / "selectors.py").write_text("")
+    (tmp_path / "tenants" / "services.py").write_text("")
+    (tmp_path / "frontend" / "views.py").write_text(
+        "from metering import models\nfrom metering import selectors\nfrom tenants import services\n"
+    )
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     result = _lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
     assert "routing.handler -> django (l.1)" in result.stdout
     assert "routing.handler -> metering.models (l.2)" in result.stdout
     assert "metering.views -> frontend" in result.stdout
-    assert "Contracts: 2 kept, 2 broken." in result.stdout
+    assert "frontend.views -> metering.models (l.1)" in result.stdout
+    assert "frontend.views -> metering.selectors" not in result.stdout  # selectors and services are the way in
+    assert "frontend.views -> tenants.services" not in result.stdout
+    assert "Contracts: 2 kept, 3 broken." in result.stdout

@@ -23,8 +23,14 @@ def _lines(key: str) -> dict[tuple[int | None, str], int]:
     }
 
 
+def _postpaid(tenant) -> None:
+    """Charges owed rather than clamped: a prepaid tenant's balance never goes below zero (test_shortfall)."""
+    tenant.billing_mode = "postpaid"
+    tenant.save()
+
+
 def test_golden_usage_event_becomes_four_balanced_lines(tenant):
-    tenant.markup_bps = 1500
+    tenant.markup_bps, tenant.billing_mode = 1500, "postpaid"  # owed, not clamped at a prepaid zero balance
     tenant.save()
     # 1200 uncached x $2 + 800 cache read x $0.5 + 250 output x $8 + 50 reasoning x $8 (per 1M) = 5,200 micros
     event = make_event(tenant.pk, markup_bps=1500, request_id="req_golden")
@@ -40,6 +46,7 @@ def test_golden_usage_event_becomes_four_balanced_lines(tenant):
 
 
 def test_byok_event_books_the_fee_only(tenant):
+    _postpaid(tenant)
     event = make_event(tenant.pk, byok=True, request_id="req_byok")
     assert event.charge_micros == 260  # 5% of 5,200
     usage_ingest(events=[event])
@@ -47,6 +54,7 @@ def test_byok_event_books_the_fee_only(tenant):
 
 
 def test_negative_and_absurd_counts_are_clamped_flagged_and_never_billed_negative(tenant):
+    _postpaid(tenant)
     bad = Tokens(input_uncached=-500, cache_read=100, output=-3, reasoning=40)
     event = make_event(tenant.pk, request_id="req_bad", tokens=bad, cost_micros=-999, charge_micros=-999)
     usage_ingest(events=[event])

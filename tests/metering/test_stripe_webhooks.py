@@ -14,6 +14,7 @@ import requests
 from metering.billing import customer_ensure, topup_start
 from metering.checks import stripe_webhook_secret_check
 from metering.models import Journal, StripeEvent, TopUp, TopUpStatus
+from metering.selectors import tenant_invoices
 from metering.services import tenant_spendable_micros
 from metering.stripe_client import stripe_client
 
@@ -121,6 +122,20 @@ def test_webhook_answers_other_methods_with_405_in_the_error_shape(client):
     response = client.get(URL)
     assert response.status_code == 405
     assert response.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_paid_invoice_is_credited_once_and_listed_with_its_hosted_page(client, tenant):
+    url = "https://invoice.stripe.com/i/acct_1/test_in_7"
+    invoice = {"id": "in_7", "object": "invoice", "amount_paid": 4_200, "hosted_invoice_url": url,
+               "metadata": {"tenant_id": str(tenant.pk)}}  # fmt: skip
+    paid = _event("evt_in_7", "invoice.paid", invoice)
+    assert _post(client, paid, _signed(paid)).json()["outcome"] == "applied"
+    assert _post(client, paid, _signed(paid)).json()["outcome"] == "duplicate"
+    listed = [(i["number"], i["amount_micros"], i["url"]) for i in tenant_invoices(tenant_id=tenant.pk)]
+    assert listed == [("in_7", 42_000_000, url)]
+    plain = _event("evt_in_8", "invoice.paid", {**invoice, "id": "in_8", "hosted_invoice_url": "http://x.test/i"})
+    _post(client, plain, _signed(plain))
+    assert tenant_invoices(tenant_id=tenant.pk)[0]["url"] is None  # only an https page becomes a link
 
 
 def test_production_without_a_webhook_secret_fails_the_system_check(settings):

@@ -21,9 +21,10 @@
     const labels = data.by_day.map((r) => r.day);
     const datasets = [
       { type: "bar", label: window.tw.t("charged_usd"), data: data.by_day.map((r) => usd(r.charge)), backgroundColor: "#3b5bdb99" },
-      { type: "bar", label: window.tw.t("provider_cost_usd"), data: data.by_day.map((r) => usd(r.cost)), backgroundColor: "#e8590c99" },
       { type: "line", label: window.tw.t("cache_savings_usd"), data: data.by_day.map((r) => usd(r.savings)), borderColor: "#2b8a3e" },
     ];
+    // Provider cost is in the data only for staff (the ops dashboard); a tenant's page never has it.
+    if (data.by_day[0].cost !== undefined) datasets.splice(1, 0, { type: "bar", label: window.tw.t("provider_cost_usd"), data: data.by_day.map((r) => usd(r.cost)), backgroundColor: "#e8590c99" });
     if (day.id === "chart-margin") datasets.push({ type: "line", label: window.tw.t("margin_usd"), data: data.by_day.map((r) => usd(r.charge - r.cost)), borderColor: "#7048e8" });
     charts[day.id] = new Chart(day, { data: { labels, datasets }, options: { maintainAspectRatio: false, animation: false } });
   }
