@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
+from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import MICROS_PER_UNIT, Tokens, cost_micros
 from routing.asgi_io import request_id_headers
@@ -40,6 +41,7 @@ class Call:
     tracker: UsageTracker
     mode: str = "balanced"
     route_reason: str = ""
+    route_candidates: tuple[RouteCandidate, ...] = ()  # why this offering (routing.router.explain)
     fingerprint: str | None = None
     admission: Admission | None = None
     offering: OfferingSnapshot | None = None

@@ -48,7 +48,9 @@ class Exchanger:
                 if not exc.retryable:
                     break
                 self._health.failure(
-                    offering.offering_id, retry_after=exc.retry_after if exc.kind.startswith("http_") else None
+                    offering.offering_id,
+                    retry_after=exc.retry_after if exc.kind.startswith("http_") else None,
+                    throttled=exc.kind == "http_429",
                 )
                 continue
             self._health.success(offering.offering_id, opened.ttfb_ms)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import aiohttp
 
@@ -10,6 +11,7 @@ from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.exchange import Exchanger
 from routing.failover.health import HealthBoard
+from routing.failover.shared import LiveSync
 from routing.http_client import make_session
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.redis_pipe import PipelinedRedis
@@ -29,7 +31,11 @@ class Gateway:
         self.redis = PipelinedRedis(config.redis_url)
         self.keys = KeyCache(self.redis, config.key_pepper)
         self.catalog = CatalogState(config.region)
-        self.health = HealthBoard(failures_to_open=config.breaker_failures, cooldown_s=config.breaker_cooldown_s)
+        # Epoch clock: the live EWMAs are stamped with it and shared with other processes (failover.shared).
+        self.health = HealthBoard(
+            failures_to_open=config.breaker_failures, cooldown_s=config.breaker_cooldown_s, clock=time.time
+        )
+        self.live_sync = LiveSync(self.redis, self.health)
         self.affinity = AffinityStore(self.redis)
         self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
         self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
@@ -51,8 +57,10 @@ class Gateway:
         self._exchanger = Exchanger(self.config, self._session, self.health, self.credentials, self.catalog.stats_for)
         await self.refresher.start()
         self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
+        self.live_sync.start()
 
     async def stop(self) -> None:
+        await self.live_sync.stop()
         if self._replayer is not None:
             self._replayer.cancel()
             await asyncio.gather(self._replayer, return_exceptions=True)

@@ -2,12 +2,17 @@
 
 Breaker: ``closed`` → after N consecutive failures ``open`` for a cooldown → one
 ``half-open`` trial request; its success closes the breaker, its failure re-opens it.
+EWMAs fade with time (routing.failover.live) and are shared across processes (routing.failover.shared).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from routing.failover import live as signals
+from routing.failover.live import QUIET, Live, Pending, fade
 
 EWMA_ALPHA = 0.2  # weight of the newest observation
 
@@ -19,12 +24,19 @@ class OfferingHealth:
     trial_in_flight: bool = False
     latency_ms: float | None = None  # EWMA of time to first byte
     error_rate: float = 0.0  # EWMA of failures (0..1)
+    throttle_rate: float = 0.0  # EWMA of 429s (0..1)
+    updated_at: float = 0.0  # clock time of the error/429 EWMAs (they fade from there)
+    latency_at: float = 0.0  # clock time of the latency EWMA
+    pending: Pending = field(default_factory=Pending)  # not yet shared (routing.failover.shared)
 
 
 class HealthBoard:
-    def __init__(self, *, failures_to_open: int, cooldown_s: float) -> None:
+    def __init__(
+        self, *, failures_to_open: int, cooldown_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._failures_to_open = failures_to_open
         self._cooldown_s = cooldown_s
+        self._clock = clock  # a seam: tests move time by hand instead of sleeping through a cooldown
         self._by_offering: dict[int, OfferingHealth] = {}
 
     def get(self, offering_id: int) -> OfferingHealth:
@@ -38,11 +50,64 @@ class HealthBoard:
         health = self._by_offering.get(offering_id)
         if health is None or health.open_until == 0.0:
             return True
-        return time.monotonic() >= health.open_until and not health.trial_in_flight
+        return self._clock() >= health.open_until and not health.trial_in_flight
+
+    def now(self) -> float:
+        return self._clock()
+
+    def set_clock(self, clock: Callable[[], float]) -> None:
+        """Test seam on a running gateway: move time instead of sleeping through a fade or a cooldown."""
+        self._clock = clock
+
+    def live(self, offering_id: int) -> Live:
+        """The faded live view the scorer reads (no allocation for an offering never seen)."""
+        health = self._by_offering.get(offering_id)
+        if health is None:
+            return QUIET
+        now = self._clock()
+        age = now - health.updated_at
+        return Live(
+            error_rate=fade(health.error_rate, age, signals.ERROR_HALF_LIFE_S),
+            throttle_rate=fade(health.throttle_rate, age, signals.ERROR_HALF_LIFE_S),
+            latency_ms=health.latency_ms,
+            latency_weight=fade(signals.LIVE_LATENCY_WEIGHT, now - health.latency_at, signals.LATENCY_HALF_LIFE_S),
+            half_open=bool(health.open_until) and now >= health.open_until and not health.trial_in_flight,
+        )
+
+    def _fade(self, health: OfferingHealth) -> None:
+        now = self._clock()
+        health.error_rate = fade(health.error_rate, now - health.updated_at, signals.ERROR_HALF_LIFE_S)
+        health.throttle_rate = fade(health.throttle_rate, now - health.updated_at, signals.ERROR_HALF_LIFE_S)
+        health.updated_at = now
+
+    def drain_pending(self) -> dict[int, Pending]:
+        out = {}
+        for offering_id, health in self._by_offering.items():
+            if health.pending.ok or health.pending.failed:
+                out[offering_id], health.pending = health.pending, Pending()
+        return out
+
+    def restore_pending(self, pending: dict[int, Pending]) -> None:
+        for offering_id, observed in pending.items():
+            mine = self.get(offering_id).pending
+            mine.ok, mine.failed = mine.ok + observed.ok, mine.failed + observed.failed
+            mine.throttled, mine.ttft_sum_ms = (
+                mine.throttled + observed.throttled,
+                mine.ttft_sum_ms + observed.ttft_sum_ms,
+            )
+
+    def absorb(self, shared: dict[int, dict[str, float]]) -> None:
+        """Take the merged EWMAs of all processes (ours included) as this process's view."""
+        for offering_id, values in shared.items():
+            health = self.get(offering_id)
+            health.error_rate, health.throttle_rate = values.get("e", 0.0), values.get("r", 0.0)
+            health.updated_at = values.get("t", health.updated_at)
+            if "l" in values:
+                health.latency_ms, health.latency_at = values["l"], health.updated_at
 
     def begin(self, offering_id: int) -> None:
         health = self.get(offering_id)
-        if health.open_until and time.monotonic() >= health.open_until:
+        if health.open_until and self._clock() >= health.open_until:
             health.trial_in_flight = True
 
     def success(self, offering_id: int, ttfb_ms: float) -> None:
@@ -50,17 +115,26 @@ class HealthBoard:
         health.consecutive_failures = 0
         health.open_until = 0.0
         health.trial_in_flight = False
+        self._fade(health)
         health.error_rate *= 1 - EWMA_ALPHA
+        health.throttle_rate *= 1 - EWMA_ALPHA
         health.latency_ms = (
             ttfb_ms if health.latency_ms is None else health.latency_ms + EWMA_ALPHA * (ttfb_ms - health.latency_ms)
         )
+        health.latency_at = health.updated_at
+        health.pending.ok += 1
+        health.pending.ttft_sum_ms += ttfb_ms
 
-    def failure(self, offering_id: int, *, retry_after: float | None = None) -> None:
+    def failure(self, offering_id: int, *, retry_after: float | None = None, throttled: bool = False) -> None:
         health = self.get(offering_id)
         health.consecutive_failures += 1
         health.trial_in_flight = False
+        self._fade(health)
         health.error_rate += EWMA_ALPHA * (1 - health.error_rate)
-        now = time.monotonic()
+        health.throttle_rate += EWMA_ALPHA * ((1.0 if throttled else 0.0) - health.throttle_rate)
+        health.pending.failed += 1
+        health.pending.throttled += int(throttled)
+        now = self._clock()
         if retry_after is not None:
             health.open_until = max(health.open_until, now + retry_after)
         if health.consecutive_failures >= self._failures_to_open:

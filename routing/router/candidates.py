@@ -51,19 +51,37 @@ def within_price(offering: OfferingSnapshot, prefs: ProviderPrefs) -> bool:
     return prefs.max_price_output is None or prices.output <= prefs.max_price_output * MICROS_PER_UNIT
 
 
+Dropped = list[tuple[OfferingSnapshot, str]]  # (offering, the hard filter that removed it)
+
+
+def _keep(pool: list[OfferingSnapshot], ok: list[bool], why: str, dropped: Dropped) -> list[OfferingSnapshot]:
+    dropped.extend((o, why) for o, keep in zip(pool, ok, strict=True) if not keep)
+    return [o for o, keep in zip(pool, ok, strict=True) if keep]
+
+
 def candidates(
     offerings: tuple[OfferingSnapshot, ...], record: KeyRecord, need: Need, prefs: ProviderPrefs, health: HealthBoard
 ) -> tuple[list[OfferingSnapshot], str | None]:
     """(candidates, why none) — the reason names the first filter that emptied the list."""
-    pool = [o for o in offerings if allowed(o, record, prefs)]
+    pool, why, _ = filtered(offerings, record, need, prefs, health)
+    return pool, why
+
+
+def filtered(
+    offerings: tuple[OfferingSnapshot, ...], record: KeyRecord, need: Need, prefs: ProviderPrefs, health: HealthBoard
+) -> tuple[list[OfferingSnapshot], str | None, Dropped]:
+    """``candidates`` plus the offerings each hard filter dropped (for the route explanation)."""
+    dropped: Dropped = []
+    pool = _keep(list(offerings), [allowed(o, record, prefs) for o in offerings], "not_allowed", dropped)
     if not pool:
-        return [], "provider_not_allowed"
-    fitting = [o for o in pool if fits(o, need, prefs)] or [o for o in pool if fits(o, need, prefs, clamp_output=True)]
-    if not fitting:
-        return [], "no_offering_fits"
-    pool = fitting
-    pool = [o for o in pool if within_price(o, prefs)]
+        return [], "provider_not_allowed", dropped
+    strict = [fits(o, need, prefs) for o in pool]
+    fit = strict if any(strict) else [fits(o, need, prefs, clamp_output=True) for o in pool]
+    pool = _keep(pool, fit, "does_not_fit", dropped)
     if not pool:
-        return [], "over_max_price"
-    ready = [o for o in pool if health.available(o.offering_id)]
-    return ready, None if ready else "all_cooling_down"
+        return [], "no_offering_fits", dropped
+    pool = _keep(pool, [within_price(o, prefs) for o in pool], "over_max_price", dropped)
+    if not pool:
+        return [], "over_max_price", dropped
+    ready = _keep(pool, [health.available(o.offering_id) for o in pool], "cooling_down", dropped)
+    return ready, None if ready else "all_cooling_down", dropped

@@ -6,16 +6,18 @@ from dataclasses import dataclass
 
 from contracts.keyrecord import ROUTE_MODES, KeyRecord
 from contracts.model_names import Resolution
+from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import Tokens, cost_micros
 from routing.errors import GatewayError, forbidden, unknown_model
 from routing.failover.health import HealthBoard
-from routing.router.candidates import Need, candidates
+from routing.router.candidates import Need, filtered
+from routing.router.explain import explain
 from routing.router.prefs import ProviderPrefs
 from routing.router.strategy import Signals, Strategy
 from routing.state.catalog import CatalogState
 
-EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens, for price comparison only
+EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens (chat answers are short)
+EXPECTED_OUTPUT_CAP = 1024  # a max_tokens is a ceiling, not an expectation: agents ask for 32k and use ~1k
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,7 @@ class Route:
     offerings: list[OfferingSnapshot]  # attempt order
     mode: str
     reason: str
+    candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain
 
 
 def route_mode(header: str | None, record: KeyRecord) -> str:
@@ -47,14 +50,17 @@ def check_model_scope(model: str, record: KeyRecord) -> None:
         raise forbidden(f"This API key may not use the model {model!r}.")
 
 
-def _signals(offering: OfferingSnapshot, state: CatalogState, health: HealthBoard, need: Need) -> Signals:
-    tokens = Tokens(input_uncached=need.input_estimate, output=need.max_tokens or EXPECTED_OUTPUT_TOKENS)
-    return Signals(
-        offering,
-        state.stats_for(offering.offering_id),
-        health.get(offering.offering_id),
-        float(cost_micros(tokens, offering.prices)),
+def _signals(
+    offering: OfferingSnapshot, state: CatalogState, health: HealthBoard, need: Need, affinity: int | None
+) -> Signals:
+    """This request's expected cost and size on one offering, from its per-snapshot estimate."""
+    estimate = state.estimate(offering)
+    output = min(need.max_tokens or EXPECTED_OUTPUT_TOKENS, EXPECTED_OUTPUT_CAP)
+    cost, uncached = estimate.request_cost(
+        input_tokens=need.input_estimate, output_tokens=output, holds_prefix=affinity == offering.offering_id
     )
+    live = health.live(offering.offering_id)
+    return Signals(offering, None, live, cost, estimate, uncached, output)
 
 
 def _apply_order(ranked: list[OfferingSnapshot], prefs: ProviderPrefs) -> list[OfferingSnapshot]:
@@ -73,31 +79,33 @@ def plan(
     offerings = state.by_model.get(model)
     if not offerings:
         raise unknown_model(model)
-    pool, why = candidates(offerings, record, need, prefs, health)
+    pool, why, dropped = filtered(offerings, record, need, prefs, health)
     if not pool:
         cooling = why == "all_cooling_down"
         message = f"No provider can serve this request for {model!r} ({why})."
         raise GatewayError(
             503 if cooling else 400, why or "no_candidates", message, retry_after=1.0 if cooling else None
         )
-    ranked = strategy.rank(
-        [_signals(o, state, health, need) for o in pool], mode=mode, sort=prefs.sort, affinity=affinity
+    scored = strategy.scored(
+        [_signals(o, state, health, need, affinity) for o in pool], mode=mode, sort=prefs.sort, affinity=affinity
     )
-    ordered = _apply_order([s.offering for s in ranked], prefs)
+    ordered = _apply_order([x.signals.offering for x in scored], prefs)
     if not ordered:
         raise GatewayError(
             400, "provider_not_allowed", "None of the providers in provider.order can serve this request."
         )
     if not prefs.allow_fallbacks:
         ordered = ordered[:1]
-    return Route(ordered, mode, _reason(ordered[0], mode, prefs, affinity))
+    rank = {o.offering_id: i for i, o in enumerate(ordered)}  # the caller's provider.order may reorder
+    final = sorted(scored, key=lambda x: rank.get(x.signals.offering.offering_id, len(rank)))
+    explained, factor = explain(final, dropped)
+    return Route(ordered, mode, _reason(ordered[0], mode, prefs, factor), explained)
 
 
-def _reason(first: OfferingSnapshot, mode: str, prefs: ProviderPrefs, affinity: int | None) -> str:
+def _reason(first: OfferingSnapshot, mode: str, prefs: ProviderPrefs, factor: str) -> str:
+    """Short, for the ``x-tokenway-route`` header: ``<mode>:<winner>:<deciding part>``."""
     if prefs.order and first.provider in prefs.order:
         return "order"
     if prefs.sort:
-        return f"sort:{prefs.sort}"
-    if affinity == first.offering_id:
-        return f"{mode}:cache-affinity"
-    return f"{mode}:score"
+        return f"sort:{prefs.sort}:{first.provider}"
+    return f"{mode}:{first.provider}:{factor}"

@@ -1,19 +1,32 @@
-"""Ordering strategies. A strategy ranks candidates for a route mode; the default scorer
-blends declared prices, the evaluation StatsSnapshot and live gateway signals."""
+"""Ordering strategies. A strategy scores candidates for a route mode; the default scorer blends
+the per-snapshot estimates (routing.router.estimates) with this request's size and live signals.
+
+Score (lower is better), a sum of named parts, each relative to the best candidate so units cancel:
+  cost        w_cost    · log2(expected cost / cheapest)
+  ttft        w_ttft    · log2(predicted TTFT / fastest)
+  tps         w_tps     · log2(fastest throughput / throughput)
+  quality     w_quality · 10 · (best quality − quality)
+  reliability 3 · (unreliability − least unreliable)  (evaluation's bound + live errors + ½ live 429s)
+  flags       flag, incident and status penalties
+  affinity    −0.6 · expected cache hit, for the offering that holds this conversation's prefix
+Candidates with an integrity flag come after all others whatever their score. docs/routing.md.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from contracts.snapshot import OfferingSnapshot, OfferingStats
-from routing.failover.health import OfferingHealth
+from routing.failover.live import QUIET, Live
+from routing.router.estimates import TTFT_REFERENCE_TOKENS, OfferingEstimate, estimate_solo
 
-DEFAULT_TTFT_MS = 800.0  # assumed until evaluation or live traffic has measured an offering
-DEFAULT_TPS = 50.0
-AFFINITY_BONUS = 0.6  # score units (≈ 1.5 price doublings in balanced mode) a cached offering may trail by
+DEFAULT_INPUT_TOKENS = TTFT_REFERENCE_TOKENS
+DEFAULT_OUTPUT_TOKENS = 256
+AFFINITY_BONUS = 0.6  # score units at a 100% expected hit (≈ 1.5 price doublings in balanced mode)
+THROTTLE_SHARE = 0.5  # a 429 counts as half a failure: the offering works, it is only full
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,45 +35,59 @@ class Signals:
 
     offering: OfferingSnapshot
     stats: OfferingStats | None
-    health: OfferingHealth | None
-    expected_cost: float  # micro-units for this request's estimated tokens at declared prices
+    live: Live | None
+    expected_cost: float  # micro-units for this request (cache split and price truth applied)
+    estimate: OfferingEstimate | None = None  # None: estimated from ``stats`` alone
+    uncached_input: int = DEFAULT_INPUT_TOKENS
+    output_tokens: int = DEFAULT_OUTPUT_TOKENS
 
-    @property
-    def ttft_ms(self) -> float:
-        if self.health is not None and self.health.latency_ms is not None:
-            if self.stats is not None and self.stats.ttft_p50_ms is not None:
-                return 0.5 * (self.stats.ttft_p50_ms + self.health.latency_ms)
-            return self.health.latency_ms
-        return self.stats.ttft_p50_ms if self.stats and self.stats.ttft_p50_ms is not None else DEFAULT_TTFT_MS
+    def resolved(self) -> OfferingEstimate:
+        return self.estimate if self.estimate is not None else estimate_solo(self.offering, self.stats)
 
-    @property
-    def tps(self) -> float:
-        return self.stats.tps_p50 if self.stats and self.stats.tps_p50 else DEFAULT_TPS
 
-    @property
-    def quality(self) -> float:
-        if self.stats is not None and self.stats.quality_score is not None:
-            return self.stats.quality_score
-        return self.offering.quality
+@dataclass(frozen=True, slots=True)
+class Measures:
+    cost: float
+    ttft_ms: float
+    tps: float
+    quality: float
+    unreliability: float
+    penalty: float
+    cache_hit: float
+    last_resort: bool
 
-    @property
-    def unreliability(self) -> float:
-        """0 (perfect) .. ~2: evaluation's availability/error rate and the live error EWMA."""
-        stats_errors = 0.0
-        if self.stats is not None:
-            stats_errors = (1 - (self.stats.availability if self.stats.availability is not None else 1.0)) + (
-                self.stats.error_rate or 0.0
-            )
-        live = self.health.error_rate if self.health is not None else 0.0
-        return stats_errors + live + (0.5 if self.offering.status == "degraded" else 0.0)
+
+def measure(s: Signals) -> Measures:
+    est, live = s.resolved(), s.live or QUIET
+    static_ttft = est.ttft_ms + est.prefill_ms_per_token * max(0, s.uncached_input - TTFT_REFERENCE_TOKENS)
+    live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
+    return Measures(
+        cost=s.expected_cost,
+        ttft_ms=live.blend_ttft(static_ttft),
+        tps=est.tps,
+        quality=est.quality,
+        unreliability=est.unreliability + live_errors,
+        penalty=est.flag_penalty,
+        cache_hit=est.cache_hit,
+        last_resort=est.last_resort,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    signals: Signals
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    last_resort: bool = False
 
 
 class Strategy(Protocol):
-    def rank(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Signals]: ...
+    def scored(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Scored]:
+        """Candidates in attempt order, each with its score and the parts that sum to it."""
+        ...
 
 
-# Weights per mode over (price doublings, latency doublings, slowness doublings, quality gap × 10):
-# every term is a log2 ratio to the best candidate, so 0.1 of quality weighs like one doubling.
+# Weights per mode over (cost, ttft, tps, quality) terms.
 MODE_WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     "balanced": (0.4, 0.3, 0.1, 0.2),
     "cost": (1.0, 0.1, 0.0, 0.0),
@@ -68,42 +95,63 @@ MODE_WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     "quality": (0.15, 0.1, 0.0, 1.0),
 }
 QUALITY_SCALE = 10.0
-RELIABILITY_WEIGHT = 3.0  # unreliability 0..2 -> up to six doublings
+RELIABILITY_WEIGHT = 3.0  # an error share of 1/3 weighs one doubling
 
 
 def _doublings(value: float, best: float) -> float:
     return math.log2(max(value, 1e-9) / max(best, 1e-9))
 
 
+def _parts(m: Measures, best: Measures, weights: tuple[float, float, float, float], holds: bool) -> dict[str, float]:
+    w_cost, w_ttft, w_tps, w_quality = weights
+    return {
+        "cost": w_cost * _doublings(m.cost, best.cost),
+        "ttft": w_ttft * _doublings(m.ttft_ms, best.ttft_ms),
+        "tps": w_tps * _doublings(best.tps, m.tps),
+        "quality": w_quality * QUALITY_SCALE * (best.quality - m.quality),
+        "reliability": RELIABILITY_WEIGHT * (m.unreliability - best.unreliability),
+        "flags": m.penalty,
+        "affinity": -AFFINITY_BONUS * m.cache_hit if holds else 0.0,
+    }
+
+
+def _best(measures: list[Measures]) -> Measures:
+    return Measures(
+        cost=min(m.cost for m in measures),
+        ttft_ms=min(m.ttft_ms for m in measures),
+        tps=max(m.tps for m in measures),
+        quality=max(m.quality for m in measures),
+        unreliability=min(m.unreliability for m in measures),
+        penalty=0.0,
+        cache_hit=0.0,
+        last_resort=False,
+    )
+
+
 class DefaultScorer:
-    """Lower score is better; each term is relative to the best candidate so units cancel."""
+    """Lower score is better; integrity-flagged candidates only after every other."""
+
+    def scored(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Scored]:
+        if not signals:
+            return []
+        measures = [measure(s) for s in signals]
+        best = _best(measures)
+        weights = MODE_WEIGHTS.get(mode, MODE_WEIGHTS["balanced"])
+        out = []
+        for s, m in zip(signals, measures, strict=True):
+            parts = _parts(m, best, weights, s.offering.offering_id == affinity)
+            out.append(Scored(s, sum(parts.values()), parts, m.last_resort))
+        if sort is not None:
+            key = _SORT_KEYS[sort]
+            return [x for _, x in sorted(zip(measures, out, strict=True), key=lambda p: (p[0].last_resort, key(p[0])))]
+        return sorted(out, key=lambda x: (x.last_resort, x.score))
 
     def rank(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Signals]:
-        if sort is not None:
-            return sorted(signals, key=_SORT_KEYS[sort])
-        if len(signals) < 2:
-            return signals
-        best_cost = min(s.expected_cost for s in signals)
-        best_ttft = min(s.ttft_ms for s in signals)
-        best_tps = max(s.tps for s in signals)
-        best_quality = max(s.quality for s in signals)
-        weights = MODE_WEIGHTS.get(mode, MODE_WEIGHTS["balanced"])
-
-        def score(s: Signals) -> float:
-            terms = (
-                _doublings(s.expected_cost, best_cost),
-                _doublings(s.ttft_ms, best_ttft),
-                _doublings(best_tps, s.tps),
-                (best_quality - s.quality) * QUALITY_SCALE,
-            )
-            value = sum(w * t for w, t in zip(weights, terms, strict=True)) + RELIABILITY_WEIGHT * s.unreliability
-            return value - (AFFINITY_BONUS if s.offering.offering_id == affinity else 0.0)
-
-        return sorted(signals, key=score)
+        return [x.signals for x in self.scored(signals, mode=mode, sort=sort, affinity=affinity)]
 
 
-_SORT_KEYS: dict[str, Callable[[Signals], float]] = {
-    "price": lambda s: s.expected_cost,
-    "latency": lambda s: s.ttft_ms,
-    "throughput": lambda s: -s.tps,
+_SORT_KEYS: dict[str, Callable[[Measures], float]] = {
+    "price": lambda m: m.cost,
+    "latency": lambda m: m.ttft_ms,
+    "throughput": lambda m: -m.tps,
 }

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from contracts.model_names import ModelNames, NameIndex, Resolution
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
+from routing.router.estimates import OfferingEstimate, StatsPair, estimate_catalog, estimate_solo
 
 
 class CatalogState:
@@ -18,6 +19,7 @@ class CatalogState:
         self.names = NameIndex(())
         self._stats_view: Mapping[str, OfferingStats] = {}
         self._stats_fallback: Mapping[str, OfferingStats] = {}
+        self._estimates: dict[int, OfferingEstimate] = {}
 
     def set_catalog(self, catalog: CatalogSnapshot) -> None:
         by_model: dict[str, list[OfferingSnapshot]] = {}
@@ -28,15 +30,30 @@ class CatalogState:
         self.by_id = {o.offering_id: o for o in catalog.offerings}
         self.names = NameIndex(model_names(catalog, self.by_model))
         self.catalog = catalog
+        self._estimate_all()
 
     def set_stats(self, stats: StatsSnapshot) -> None:
         self._stats_view = stats.stats.get(self.region, {})
         self._stats_fallback = stats.stats.get("all", {})
         self.stats = stats
+        self._estimate_all()
 
     def stats_for(self, offering_id: int) -> OfferingStats | None:
         key = str(offering_id)
         return self._stats_view.get(key) or self._stats_fallback.get(key)
+
+    def stats_pair(self, offering_id: int) -> StatsPair:
+        key = str(offering_id)
+        return self._stats_view.get(key), self._stats_fallback.get(key)
+
+    def estimate(self, offering: OfferingSnapshot) -> OfferingEstimate:
+        """Precomputed per snapshot (routing.router.estimates); the hot path only looks it up."""
+        found = self._estimates.get(offering.offering_id)
+        return found if found is not None else estimate_solo(offering, self.stats_for(offering.offering_id))
+
+    def _estimate_all(self) -> None:
+        authors = {m.slug: m.author for m in self.catalog.models} if self.catalog else {}
+        self._estimates = estimate_catalog(self.by_model, authors, self.stats_pair)
 
     def models(self) -> list[str]:
         return sorted(self.by_model)

@@ -47,6 +47,7 @@ def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
         flags=bill.flags,
         finished_at=time.time(),
         error_code=call.error_code,
+        route_candidates=call.route_candidates,
     )
 
 

@@ -1,0 +1,100 @@
+"""Share live signals across gateway processes: one Redis hash of faded EWMAs per deployment.
+
+Every ``SYNC_S`` a background task sends this process's pending observations and reads the merged
+copy back in one EVAL (one round trip per second, never on a request's path); the scorer reads the
+local copy. EWMAs are stamped with the health board's clock (epoch seconds in production) so every
+process fades them the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from contracts.redis_keys import PREFIX
+from routing.failover.health import HealthBoard
+from routing.failover.live import ERROR_HALF_LIFE_S
+from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+
+log = logging.getLogger("routing.live")
+
+LIVE_KEY = f"{PREFIX}live"  # hash "<offering>:e|r|l|t" -> error EWMA, 429 EWMA, latency EWMA, stamp
+SYNC_S = 1.0  # other processes see a fault within about a second
+KEY_TTL_S = 3600  # a deployment without traffic for an hour starts clean
+EWMA_ALPHA = 0.2
+
+MERGE = """
+local now, hl, a = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = 4, #ARGV, 5 do
+  local id = ARGV[i]
+  local ok, fail, thr, lat = tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3]), tonumber(ARGV[i+4])
+  local v = redis.call('HMGET', KEYS[1], id..':e', id..':r', id..':l', id..':t')
+  local t = tonumber(v[4]) or now
+  local fade = 0.5 ^ (math.max(0, now - t) / hl)
+  local e, r, l = (tonumber(v[1]) or 0) * fade, (tonumber(v[2]) or 0) * fade, tonumber(v[3])
+  local n = ok + fail
+  if n > 0 then
+    local keep = (1 - a) ^ n
+    e = e * keep + (fail / n) * (1 - keep)
+    r = r * keep + (thr / n) * (1 - keep)
+  end
+  if lat >= 0 then
+    if l then local keep = (1 - a) ^ ok; l = l * keep + lat * (1 - keep) else l = lat end
+    redis.call('HSET', KEYS[1], id..':l', tostring(l))
+  end
+  redis.call('HSET', KEYS[1], id..':e', tostring(e), id..':r', tostring(r), id..':t', tostring(now))
+end
+redis.call('EXPIRE', KEYS[1], TTL)
+return redis.call('HGETALL', KEYS[1])
+""".replace("TTL", str(KEY_TTL_S))
+
+
+def parse_shared(flat: list[bytes]) -> dict[int, dict[str, float]]:
+    """HGETALL reply -> offering id -> {"e", "r", "l", "t"}."""
+    out: dict[int, dict[str, float]] = {}
+    for i in range(0, len(flat) - 1, 2):
+        field = flat[i].decode() if isinstance(flat[i], bytes) else str(flat[i])
+        oid, _, name = field.partition(":")
+        out.setdefault(int(oid), {})[name] = float(flat[i + 1])
+    return out
+
+
+async def sync_once(redis: PipelinedRedis, health: HealthBoard) -> None:
+    pending = health.drain_pending()
+    args: list[str] = [f"{health.now():.3f}", str(ERROR_HALF_LIFE_S), str(EWMA_ALPHA)]
+    for offering_id, observed in pending.items():
+        args += observed.args(offering_id)
+    try:
+        reply = await redis.execute("EVAL", MERGE, 1, LIVE_KEY, *args)
+    except (RedisUnavailable, OSError) as exc:
+        health.restore_pending(pending)  # merged at the next sync
+        log.debug("live signals not shared: %s", exc)
+        return
+    health.absorb(parse_shared(reply))
+
+
+class LiveSync:
+    def __init__(self, redis: PipelinedRedis, health: HealthBoard, period_s: float = SYNC_S) -> None:
+        self._redis = redis
+        self._health = health
+        self._period_s = period_s
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._period_s > 0:
+            self._task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._period_s)
+            try:
+                await sync_once(self._redis, self._health)
+            except Exception:  # a bad reply must not end sharing for the process's lifetime
+                log.exception("live signal sync failed")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

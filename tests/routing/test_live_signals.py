@@ -1,0 +1,51 @@
+"""Live signals shared by gateway processes through Redis, fading with time."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from routing.failover.health import HealthBoard
+from routing.failover.shared import LIVE_KEY, sync_once
+from routing.redis_pipe import PipelinedRedis
+from tests.waiting import ManualClock
+
+
+def test_errors_429s_and_latency_seen_by_one_process_reach_the_other_and_fade(redis_client):
+    clock = ManualClock(1_700_000_000.0)
+    a = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    b = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+
+    async def scenario() -> None:
+        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        await redis.connect()
+        try:
+            a.failure(7)
+            a.failure(7, throttled=True)
+            a.success(8, 250.0)
+            await sync_once(redis, a)
+            await sync_once(redis, b)  # b has seen no traffic itself
+            seen = b.live(7)
+            assert seen.error_rate > 0.3 and seen.throttle_rate > 0.1
+            assert b.live(8).latency_ms == 250.0
+            assert a.drain_pending() == {}  # a's observations were merged once, not again
+            clock.advance(60)
+            await sync_once(redis, b)
+            assert b.live(7).error_rate < seen.error_rate / 15  # faded in Redis and locally
+        finally:
+            await redis.close()
+
+    asyncio.run(scenario())
+    assert redis_client.ttl(LIVE_KEY) > 0
+
+
+def test_observations_are_kept_for_the_next_sync_when_redis_is_down():
+    board = HealthBoard(failures_to_open=3, cooldown_s=15, clock=ManualClock())
+
+    async def scenario() -> None:
+        redis = PipelinedRedis("redis://127.0.0.1:1/0")  # nothing listens there
+        board.failure(3)
+        await sync_once(redis, board)
+
+    asyncio.run(scenario())
+    assert board.drain_pending()[3].failed == 1

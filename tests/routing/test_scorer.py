@@ -1,0 +1,150 @@
+"""The default scorer without HTTP: priors, shrinkage, truth-aware cost, flags, live fading, explanation."""
+
+from __future__ import annotations
+
+import pytest
+
+from contracts.keyrecord import KeyRecord
+from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
+from contracts.usage import Prices
+from routing.failover.health import HealthBoard
+from routing.router import priors
+from routing.router.candidates import Need
+from routing.router.prefs import ProviderPrefs
+from routing.router.route import plan
+from routing.router.strategy import DefaultScorer
+from routing.state.catalog import CatalogState
+from tests.waiting import ManualClock
+
+RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="t", name="k", prefix="p")
+NEED = Need(input_estimate=2000, max_tokens=None, params=frozenset())
+
+
+def offering(oid, provider, *, price=280_000, out=420_000, cache_read=28_000, cache_policy="normalized"):
+    return OfferingSnapshot(
+        offering_id=oid, model="m", provider=provider, upstream_model="u", dialect="openai", base_url="http://x",
+        usage_dialect="openai", cached_tokens_in_input=True, context_window=100_000, max_output=8000,
+        prices=Prices(input=price, output=out, cache_read=cache_read), cache_policy=cache_policy, quality=0.8,
+    )  # fmt: skip
+
+
+FLEET = (
+    offering(1, "vendor"),
+    offering(2, "vendor-anthropic"),
+    offering(3, "reseller", price=270_000, cache_read=0, cache_policy="none"),
+    offering(4, "bargain", price=200_000, out=300_000, cache_read=20_000),
+)
+
+
+def state(stats=None, clock=None):
+    s = CatalogState("beijing")
+    s.set_catalog(CatalogSnapshot(1, 0.0, FLEET, models=(ModelSnapshot("m", "vendor"),)))
+    if stats is not None:
+        s.set_stats(StatsSnapshot(1, 0.0, "1h", {"all": {str(x.offering_id): x for x in stats}}))
+    return s
+
+
+def route(s, mode="balanced", affinity=None, health=None, need=NEED):
+    health = health or HealthBoard(failures_to_open=3, cooldown_s=15)
+    return plan(
+        state=s, health=health, strategy=DefaultScorer(), record=RECORD, model="m", need=need,
+        prefs=ProviderPrefs(), mode=mode, affinity=affinity,
+    )  # fmt: skip
+
+
+def honest(oid, **kw):
+    base = {"n": 60, "ttft_p50_ms": 500.0, "tps_p50": 60.0, "error_rate": 0.0, "price_n": 3, "overcount_factor": 1.0,
+            "quality_score": 1.0, "quality_n": 40}  # fmt: skip
+    return OfferingStats(oid, **{**base, **kw})
+
+
+def test_shrinkage_pulls_small_samples_to_the_prior_and_bounds_are_pessimistic():
+    assert priors.shrink(None, 800, 0, 10) == 800
+    assert priors.shrink(100, 800, 10, 10) == 450
+    one_failure = priors.upper_share(1.0, priors.PRIOR_ERROR_RATE, 2, priors.K_RELIABILITY)
+    assert one_failure < 0.3  # one failed probe pair is not an outage
+    assert priors.upper_share(0.0, 0.02, 1000, 20) < priors.upper_share(0.0, 0.02, 0, 20)
+
+
+def test_catalog_only_never_prefers_the_cheap_unverified_reseller_in_any_mode():
+    s = state()
+    for mode in ("balanced", "cost", "performance", "quality"):
+        r = route(s, mode)
+        assert r.offerings[0].provider in ("vendor", "vendor-anthropic"), mode
+        assert r.offerings[-1].provider in ("bargain", "reseller") and r.offerings[0].provider != "bargain"
+
+
+def test_after_integrity_probes_flagged_offering_is_last_resort_and_honest_reseller_competes():
+    flagged = OfferingStats(4, n=60, ttft_p50_ms=300.0, tps_p50=200.0, price_n=3, overcount_factor=1.15,
+                            billed_ratio=1.3, quality_score=0.6, quality_n=40, flags=("token_overcount",
+                            "price_mismatch", "degraded_quality"))  # fmt: skip
+    s = state([honest(1), honest(2), honest(3, price_n=30), flagged])
+    for mode in ("balanced", "cost", "performance", "quality"):
+        r = route(s, mode)
+        assert r.offerings[-1].provider == "bargain", mode
+        bargain = next(c for c in r.candidates if c.provider == "bargain")
+        assert bargain.verdict == "lost:flags" and "price_mismatch" in bargain.flags
+    assert route(s, "cost").offerings[0].provider == "reseller"  # verified and cheapest
+    assert s.estimate(FLEET[3]).price_factor > 1.4  # measured over-count × over-billing
+
+
+def test_expected_cost_uses_cache_affinity_and_measured_hit_ratio():
+    s = state([honest(1, cache_hit_ratio=0.9, cache_hit_lo=0.85, cache_n=40), honest(2), honest(3, price_n=30),
+               honest(4, price_n=30)])  # fmt: skip
+    big = Need(input_estimate=50_000, max_tokens=None, params=frozenset())
+    r = route(s, "cost", affinity=1, need=big)
+    assert r.offerings[0].provider == "vendor" and r.reason == "cost:vendor:cost"
+    no_cache = route(s, "performance", affinity=3, need=big)  # holds the prefix, but caches nothing
+    assert next(c for c in no_cache.candidates if c.provider == "reseller").parts.get("affinity", 0) == 0
+
+
+def test_flags_and_incidents_demote_with_their_documented_penalties():
+    s = state([honest(1, incidents=("availability",)), honest(2), honest(3, flags=("capability_mismatch",))])
+    r = route(s)
+    assert r.offerings[0].provider == "vendor-anthropic"
+    vendor = next(c for c in r.candidates if c.provider == "vendor")
+    assert vendor.parts["flags"] == 2.0 and "incident:availability" in vendor.flags
+
+
+def test_live_errors_fade_with_time_and_a_half_open_breaker_gets_the_trial():
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    s = state([honest(1), honest(2, ttft_p50_ms=900.0), honest(3, price_n=30), honest(4, price_n=30)])
+    best = route(s, health=health).offerings[0].offering_id
+    for _ in range(3):
+        health.failure(best)
+    assert route(s, health=health).offerings[0].offering_id != best  # open breaker: dropped
+    assert any(c.verdict == "dropped:cooling_down" for c in route(s, health=health).candidates)
+    clock.advance(15)
+    assert health.live(best).half_open and route(s, health=health).offerings[0].offering_id == best  # the trial
+    health.begin(best)
+    health.failure(best)  # the trial failed: open again
+    clock.advance(15)
+    health.begin(best)
+    health.success(best, 400.0)  # recovered
+    assert health.live(best).error_rate > 0.1  # the failures still count...
+    clock.advance(60)
+    assert health.live(best).error_rate < 0.01  # ...but a minute later they have faded without traffic
+    assert route(s, health=health).offerings[0].offering_id == best
+
+
+def test_explanation_lists_dropped_candidates_with_their_filter():
+    s = state([honest(1), honest(2), honest(3, price_n=30)])
+    r = plan(
+        state=s, health=HealthBoard(failures_to_open=3, cooldown_s=15), strategy=DefaultScorer(), record=RECORD,
+        model="m", need=NEED, prefs=ProviderPrefs(ignore=("reseller",)), mode="balanced", affinity=None,
+    )  # fmt: skip
+    assert [c.verdict for c in r.candidates if c.provider == "reseller"] == ["dropped:not_allowed"]
+    assert r.candidates[0].verdict == "winner" and r.candidates[0].provider == r.offerings[0].provider
+
+
+@pytest.mark.parametrize("mode", ["balanced", "performance"])
+def test_explanation_sums_parts_to_the_score(mode):
+    s = state([honest(1, ttft_p50_ms=200.0), honest(2, ttft_p50_ms=2000.0), honest(3, price_n=30)])
+    r = route(s, mode)
+    assert r.reason == f"{mode}:vendor:ttft"
+    winner, *others = r.candidates
+    assert winner.verdict == "winner" and winner.provider == "vendor"
+    assert {c.verdict.split(":")[0] for c in others} == {"lost"}
+    for c in r.candidates:
+        assert sum(c.parts.values()) == pytest.approx(c.score, abs=0.01)
