@@ -38,7 +38,7 @@ _COLUMNS = {
     "status": "text", "http_status": "smallint", "stream": "boolean", "byok": "boolean", "dialect_in": "text",
     "attempts": "smallint", "cache_fingerprint": "text", "flags": "jsonb", "started_at": "timestamptz",
     "finished_at": "timestamptz", "ttft_ms": "double precision", "total_ms": "double precision",
-    "created_at": "timestamptz", "error_code": "text",
+    "created_at": "timestamptz", "error_code": "text", "route_candidates": "jsonb",
 }  # fmt: skip
 _INSERT_USAGE = (
     f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
@@ -98,6 +98,7 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
         max(event.total_ms, 0.0),
         now,
         event.error_code[:64],
+        dumps(event.route_candidates).decode(),
     ]
 
 

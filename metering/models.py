@@ -48,6 +48,8 @@ class UsageRecord(models.Model):
     attempts = models.PositiveSmallIntegerField(default=1)
     cache_fingerprint = models.CharField(max_length=128, blank=True)
     flags = models.JSONField(default=list)
+    # contracts.route_explain.RouteCandidate as dicts: why this offering, why not the others (compact).
+    route_candidates = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField()
     ttft_ms = models.FloatField(null=True)

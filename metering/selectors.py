@@ -65,6 +65,7 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
         "byok": r.byok,
         "attempts": r.attempts,
         "flags": r.flags,
+        "route_candidates": r.route_candidates,
     }
 
 
@@ -105,6 +106,7 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
         "byok": e.get("byok"),
         "attempts": e.get("attempts"),
         "flags": e.get("flags") or [],
+        "route_candidates": e.get("route_candidates") or [],
     }
 
 
