@@ -27,6 +27,7 @@ def setup_tokenway_redis(mock_port: int) -> tuple[str, str]:
 
     from contracts import redis_keys as rk
     from contracts.apikey_format import generate_key, hash_key
+    from contracts.env import DEV_PEPPER
     from contracts.keyrecord import KeyRecord
     from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
     from contracts.usage import Prices
@@ -44,7 +45,7 @@ def setup_tokenway_redis(mock_port: int) -> tuple[str, str]:
     )
     client.incr(rk.CATALOG_VERSION)
     key = generate_key()
-    pepper = os.environ.get("TOKENWAY_KEY_PEPPER", "dev-insecure-key-pepper")
+    pepper = os.environ.get("TOKENWAY_KEY_PEPPER", DEV_PEPPER)
     record = KeyRecord(key_id=1, tenant_id=1, tenant_slug="bench", name="bench", prefix=key[:12])
     client.set(rk.key_record(hash_key(key, pepper)), record.to_json())
     client.set(rk.tenant_available(1), 10**15)

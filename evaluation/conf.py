@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from tokenway.env import env_float, env_int
+from contracts.env import env_float, env_int
 
 # Performance probes of every offering from every region at least this often (issue: <= 5 min).
 DEFAULT_PERFORMANCE_INTERVAL_S = 300

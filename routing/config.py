@@ -2,44 +2,19 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEV_PEPPER = "dev-insecure-key-pepper"  # same default as platform/tokenway/settings.py
-DEV_CREDENTIAL_KEYS = ("ZGV2LWluc2VjdXJlLWZlcm5ldC1rZXktMzJieXRlcyE=",)
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_secret(name: str, default: str = "") -> str:
-    path = os.environ.get(f"{name}_FILE")
-    if path:
-        return Path(path).read_text().strip()
-    return os.environ.get(name, default)
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    return float(raw) if raw else default
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw else default
-
-
-def env_list(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return tuple(item.strip() for item in raw.split(",") if item.strip())
-
-
-def _is_production() -> bool:
-    return env_str("TOKENWAY_ENV", "development") == "production"
+from contracts.env import (
+    DEV_CREDENTIAL_KEYS,
+    DEV_PEPPER,
+    env_float,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+    is_production,
+)
 
 
 @dataclass(frozen=True)
@@ -66,15 +41,15 @@ class GatewayConfig:
 
     @classmethod
     def from_env(cls) -> GatewayConfig:
-        prod = _is_production()
+        prod = is_production()
         pepper = env_secret("TOKENWAY_KEY_PEPPER", "" if prod else DEV_PEPPER)
         if prod and not pepper:
             raise RuntimeError("TOKENWAY_KEY_PEPPER must be set in production")
         return cls(
             redis_url=env_str("REDIS_URL", _D.redis_url),
-            region=env_str("TOKENWAY_REGION", env_list("TOKENWAY_REGIONS", ("beijing",))[0]),
+            region=env_str("TOKENWAY_REGION", env_list("TOKENWAY_REGIONS", ["beijing"])[0]),
             key_pepper=pepper,
-            credential_keys=env_list("TOKENWAY_CREDENTIAL_KEYS", () if prod else DEV_CREDENTIAL_KEYS),
+            credential_keys=tuple(env_list("TOKENWAY_CREDENTIAL_KEYS", () if prod else DEV_CREDENTIAL_KEYS)),
             max_body_bytes=env_int("TOKENWAY_MAX_BODY_BYTES", _D.max_body_bytes),
             connect_timeout_s=env_float("TOKENWAY_CONNECT_TIMEOUT", _D.connect_timeout_s),
             first_token_timeout_s=env_float("TOKENWAY_FIRST_TOKEN_TIMEOUT", _D.first_token_timeout_s),

@@ -1,71 +1,20 @@
-"""One typed way to read the environment.
+"""The platform's environment helpers: the typed readers live in contracts.env (shared with the gateway).
 
-Every setting that comes from the environment goes through these helpers.
-``env_secret`` also reads ``NAME_FILE`` so secrets can come from mounted files.
+Re-exported here for the modules that import them from ``tokenway.env``; ``read_stack_env`` is the
+platform's own (the file ``make run`` writes).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-class EnvError(ValueError):
-    """An environment variable holds a value of the wrong shape."""
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise EnvError(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise EnvError(f"{name} must be an integer, got {raw!r}") from exc
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise EnvError(f"{name} must be a number, got {raw!r}") from exc
-
-
-def env_list(name: str, default: list[str] | None = None) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return list(default or [])
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def env_secret(name: str, default: str = "") -> str:
-    """Read ``NAME`` or the contents of the file named by ``NAME_FILE``."""
-    file_name = os.environ.get(f"{name}_FILE")
-    if file_name:
-        return Path(file_name).read_text(encoding="utf-8").strip()
-    return os.environ.get(name, default)
+from contracts.env import EnvError as EnvError
+from contracts.env import env_bool as env_bool
+from contracts.env import env_float as env_float
+from contracts.env import env_int as env_int
+from contracts.env import env_list as env_list
+from contracts.env import env_secret as env_secret
+from contracts.env import env_str as env_str
 
 
 def read_stack_env(path: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from tokenway.env import env_int
+from contracts.env import env_int
 from tokenway.ports import free_port, port_is_free, wait_for_port
 from tokenway.supervisor import Child
 

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from tokenway.env import env_int, env_list
+from contracts.env import env_int, env_list
 from tokenway.local_stripe import offline_stripe, register_webhook
 from tokenway.processes import StopRequest
 from tokenway.stack_ready import forget_heartbeats, not_ready, worker_names

@@ -5,8 +5,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from contracts.env import (
+    DEV_CREDENTIAL_KEYS,
+    DEV_PEPPER,
+    DEV_SECRET_KEY,
+    env_bool,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+)
 from tokenway.dburl import database_from_url
-from tokenway.env import env_bool, env_int, env_list, env_secret, env_str, read_stack_env
+from tokenway.env import read_stack_env
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(env_str("TOKENWAY_DATA_DIR", str(BASE_DIR / ".data")))
@@ -15,19 +25,17 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 TOKENWAY_ENV = env_str("TOKENWAY_ENV", "development")  # development | test | production
 IS_PRODUCTION = TOKENWAY_ENV == "production"
 
-SECRET_KEY = env_secret("DJANGO_SECRET_KEY", "" if IS_PRODUCTION else "dev-insecure-secret-key-change-me")
+SECRET_KEY = env_secret("DJANGO_SECRET_KEY", "" if IS_PRODUCTION else DEV_SECRET_KEY)
 if IS_PRODUCTION and not SECRET_KEY:
     raise RuntimeError("DJANGO_SECRET_KEY must be set in production")
 
 # API keys are stored as HMAC-SHA256(pepper, key). The gateway reads the same value.
-API_KEY_PEPPER = env_secret("TOKENWAY_KEY_PEPPER", "" if IS_PRODUCTION else "dev-insecure-key-pepper")
+API_KEY_PEPPER = env_secret("TOKENWAY_KEY_PEPPER", "" if IS_PRODUCTION else DEV_PEPPER)
 if IS_PRODUCTION and not API_KEY_PEPPER:
     raise RuntimeError("TOKENWAY_KEY_PEPPER must be set in production")
 
 # BYOK credentials: comma-separated Fernet keys, newest first (MultiFernet rotation).
-CREDENTIAL_KEYS = env_list(
-    "TOKENWAY_CREDENTIAL_KEYS", [] if IS_PRODUCTION else ["ZGV2LWluc2VjdXJlLWZlcm5ldC1rZXktMzJieXRlcyE="]
-)
+CREDENTIAL_KEYS = env_list("TOKENWAY_CREDENTIAL_KEYS", [] if IS_PRODUCTION else DEV_CREDENTIAL_KEYS)
 ALLOW_LOOPBACK_PROVIDER_URLS = env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not IS_PRODUCTION)
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])

@@ -14,9 +14,10 @@ import uvicorn
 
 from contracts import redis_keys as rk
 from contracts.apikey_format import generate_key, hash_key
+from contracts.env import DEV_PEPPER
 from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
-from routing.config import DEV_PEPPER, GatewayConfig
+from routing.config import GatewayConfig
 from tests.catalogs import sim_catalog
 from tokenway.ports import free_port
 

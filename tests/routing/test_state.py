@@ -126,7 +126,7 @@ def test_a_hold_reaped_by_metering_is_not_released_twice(gateway, tenant, sim):
 def test_byok_uses_the_tenants_key_and_marks_the_event(gateway, sim, redis_client):
     from cryptography.fernet import Fernet
 
-    from routing.config import DEV_CREDENTIAL_KEYS
+    from contracts.env import DEV_CREDENTIAL_KEYS
     from tests.routing.conftest import sim_requests
 
     token = Fernet(DEV_CREDENTIAL_KEYS[0].encode()).encrypt(b"sk-tenant-own").decode()
