@@ -34,8 +34,7 @@ def customer_ensure(*, tenant: Tenant) -> str:
 
 def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | None = None) -> TopUp:
     """Create a PaymentIntent; the balance is credited when Stripe's webhook says it succeeded."""
-    if amount_micros < MIN_TOPUP_MICROS or amount_micros % CENTS_TO_MICROS:
-        raise BillingError("invalid_amount", "top-ups are whole cents of at least $1")
+    _amount_check(amount_micros)
     customer = customer_ensure(tenant=tenant)
     topup = TopUp.objects.create(tenant=tenant, amount_micros=amount_micros)
     intent = stripe_client.payment_intent_create(
@@ -48,3 +47,28 @@ def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | Non
     topup.payment_intent_id = intent.id
     topup.save(update_fields=["payment_intent_id"])
     return topup
+
+
+def topup_checkout_start(*, tenant: Tenant, amount_micros: int, success_url: str, cancel_url: str) -> tuple[TopUp, str]:
+    """A top-up paid on Stripe's Checkout page (test or live keys); the top-up and the page's URL.
+
+    The PaymentIntent does not exist yet: ``payment_intent.succeeded`` links it to this row by the
+    ``topup_id`` in its metadata and credits the balance.
+    """
+    _amount_check(amount_micros)
+    customer = customer_ensure(tenant=tenant)
+    topup = TopUp.objects.create(tenant=tenant, amount_micros=amount_micros)
+    url = stripe_client.checkout_session_create(
+        customer_id=customer,
+        amount_cents=amount_micros // CENTS_TO_MICROS,
+        topup_id=topup.pk,
+        tenant_id=tenant.pk,
+        success_url=success_url,
+        cancel_url=cancel_url,
+    )
+    return topup, url
+
+
+def _amount_check(amount_micros: int) -> None:
+    if amount_micros < MIN_TOPUP_MICROS or amount_micros % CENTS_TO_MICROS:
+        raise BillingError("invalid_amount", "top-ups are whole cents of at least $1")

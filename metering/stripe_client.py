@@ -90,6 +90,32 @@ def payment_intent_create(
     return stripe_client().v1.payment_intents.create(params=params, options=_opts(f"topup:{topup_id}"))  # type: ignore[arg-type]
 
 
+def checkout_session_create(
+    *, customer_id: str, amount_cents: int, topup_id: int, tenant_id: int, success_url: str, cancel_url: str
+) -> str:
+    """A Stripe-hosted Checkout page for one top-up (live keys: card entry on Stripe's page); its URL.
+
+    The PaymentIntent it creates carries the top-up's metadata, so ``payment_intent.succeeded`` credits it.
+    """
+    metadata = {"tenant_id": str(tenant_id), "topup_id": str(topup_id)}
+    params: dict[str, Any] = {
+        "mode": "payment",
+        "customer": customer_id,
+        "client_reference_id": str(topup_id),
+        "line_items": [
+            {"quantity": 1,
+             "price_data": {"currency": "usd", "unit_amount": amount_cents,
+                            "product_data": {"name": "Tokenway prepaid balance"}}}
+        ],
+        "payment_intent_data": {"metadata": metadata},
+        "metadata": metadata,
+        "success_url": success_url,
+        "cancel_url": cancel_url,
+    }  # fmt: skip
+    session = stripe_client().v1.checkout.sessions.create(params=params, options=_opts(f"checkout:{topup_id}"))  # type: ignore[arg-type]
+    return str(session.url)
+
+
 def refunds_list(*, charge_id: str) -> list[dict[str, Any]]:
     """Every refund of a charge (a ``charge.refunded`` event may omit them), as plain dicts."""
     listed = stripe_client().v1.refunds.list(params={"charge": charge_id, "limit": 100})

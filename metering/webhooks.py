@@ -134,6 +134,7 @@ def _payment_intent_succeeded(intent: Any) -> str:
     pi = intent["id"]
     if not balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"topup:{pi}", source="stripe"):
         return "duplicate"  # another event id about a payment already credited
+    _topup_link(intent, tenant=tenant)
     # Every credit has its payment row (reconciliation checks it), also for a payment begun outside the console.
     TopUp.objects.get_or_create(payment_intent_id=pi, defaults={"tenant": tenant, "amount_micros": amount})
     # Out of order: a late payment_failed never downgrades a succeeded top-up (see below).
@@ -144,6 +145,15 @@ def _payment_intent_succeeded(intent: Any) -> str:
         robust=True,
     )  # fmt: skip
     return "applied"
+
+
+def _topup_link(intent: Any, *, tenant: Tenant) -> None:
+    """A Checkout top-up learns its PaymentIntent id here (the intent did not exist when the row was made)."""
+    topup_id = str((intent.get("metadata") or {}).get("topup_id") or "")
+    if topup_id.isdigit():
+        TopUp.objects.filter(pk=int(topup_id), tenant=tenant, payment_intent_id=None).update(
+            payment_intent_id=intent["id"]
+        )
 
 
 def _payment_intent_failed(intent: Any) -> None:

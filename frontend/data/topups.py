@@ -2,19 +2,21 @@
 status with ``metering.selectors.tenant_topup_get``.
 
 Card entry: with a Stripe *test* key (``sk_test_…``, which is what ``make run``'s offline Stripe,
-localstripe, uses) the PaymentIntent is confirmed with Stripe's test card ``pm_card_visa``; live keys
-need Stripe.js card collection, which is not wired yet, so they are refused with a clear message.
+localstripe, uses) the PaymentIntent is confirmed with Stripe's test card ``pm_card_visa``; with a live
+key (``sk_live_…``) the browser is sent to a Stripe Checkout page for the amount, and the same
+``payment_intent.succeeded`` webhook credits the balance.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 import stripe
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from metering.billing import BillingError, topup_start
+from metering.billing import BillingError, topup_checkout_start, topup_start
 from tenants.selectors import Tenant
 
 TEST_CARD = "pm_card_visa"  # Stripe's (and localstripe's) always-succeeding test payment method
@@ -37,17 +39,27 @@ def stripe_mode() -> StripeMode:
     return StripeMode.TEST if key.startswith(("sk_test_", "rk_test_")) else StripeMode.LIVE
 
 
-def topup_begin(*, tenant: Tenant, amount_micros: int) -> int:
-    """Create and (test mode) confirm a PaymentIntent; the webhook credits the balance later. The top-up's id."""
+@dataclass(frozen=True)
+class TopUpStarted:
+    topup_id: int
+    checkout_url: str | None = None  # live keys: Stripe's Checkout page, where the browser goes next
+
+
+def topup_begin(*, tenant: Tenant, amount_micros: int, return_url: str = "") -> TopUpStarted:
+    """Test keys: create and confirm a PaymentIntent. Live keys: a Checkout page that comes back to
+    ``return_url``. The webhook credits the balance later."""
     mode = stripe_mode()
     if mode is StripeMode.OFF:
         raise TopUpRefused(
             _("Top-ups through Stripe are not configured on this server (STRIPE_API_KEY is empty). Ask an operator.")
         )
-    if mode is StripeMode.LIVE:
-        raise TopUpRefused(_("Card payments with a live Stripe key are not available here yet; contact support."))
     try:
-        return topup_start(tenant=tenant, amount_micros=amount_micros, payment_method=TEST_CARD).pk
+        if mode is StripeMode.LIVE:
+            topup, url = topup_checkout_start(
+                tenant=tenant, amount_micros=amount_micros, success_url=return_url, cancel_url=return_url
+            )
+            return TopUpStarted(topup_id=topup.pk, checkout_url=url)
+        return TopUpStarted(topup_start(tenant=tenant, amount_micros=amount_micros, payment_method=TEST_CARD).pk)
     except BillingError as exc:
         raise TopUpRefused(str(exc)) from exc
     except stripe.APIConnectionError as exc:

@@ -60,14 +60,19 @@ def topup(request: HttpRequest, membership: Membership) -> HttpResponse:
     if not form.is_valid():
         return _page(request, membership, form, AlertForm())
     amount = usd_to_micros(form.cleaned_data["amount"]) or 0
+    page = reverse("frontend:billing", args=[membership.tenant.slug])
     try:
-        started = topup_begin(tenant=membership.tenant, amount_micros=amount)
+        started = topup_begin(
+            tenant=membership.tenant, amount_micros=amount, return_url=request.build_absolute_uri(page)
+        )
     except TopUpRefused as exc:
         form.add_error(None, str(exc))
         response = _page(request, membership, form, AlertForm())
         response.status_code = 400
         return response
-    return redirect(reverse("frontend:billing", args=[membership.tenant.slug]) + f"?topup={started}")
+    if started.checkout_url:  # live key: card entry on Stripe's Checkout page, then back to this page
+        return redirect(started.checkout_url)
+    return redirect(page + f"?topup={started.topup_id}")
 
 
 @tenant_page
