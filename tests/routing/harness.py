@@ -18,7 +18,6 @@ from contracts.env import DEV_PEPPER
 from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
 from routing.config import GatewayConfig
-from tests.catalogs import sim_catalog
 from tokenway.ports import free_port
 
 
@@ -49,9 +48,6 @@ class ServerThread:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
-
-
-catalog_from_sim = sim_catalog  # the one test catalog (tests/catalogs.py), under its older name
 
 
 def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:
