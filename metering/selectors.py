@@ -7,15 +7,28 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncDay
 from django.utils import timezone
 
 from contracts.redis_keys import generation
-from metering.alerts import month_start, tenant_month_spend_micros
+from metering.alerts import month_start
+from metering.alerts import tenant_month_spend_micros as tenant_month_spend_micros  # re-exported: a read
+from metering.cursors import BadCursor as BadCursor  # re-exported: generations_list raises it
 from metering.cursors import cursor_decode, cursor_encode
 from metering.ledger import tenant_account_balance
-from metering.models import AccountKind, Balance, MeterEvent, MeterStatus, ReconciliationFinding, UsageRecord
+from metering.models import (
+    AccountKind,
+    Balance,
+    Journal,
+    MeterEvent,
+    MeterStatus,
+    Notification,
+    ReconciliationFinding,
+    SpendAlert,
+    TopUp,
+    UsageRecord,
+)
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -335,4 +348,49 @@ def findings_open(*, limit: int = 100) -> list[dict[str, Any]]:
         {"run_at": f.run_at.isoformat(), "check": f.check_name, "severity": f.severity, "subject": f.subject,
          "detail": f.detail}
         for f in rows
+    ]  # fmt: skip
+
+
+INVOICE_JOURNAL_KIND = "credit_invoice"  # what balance_topup(source="invoice") posts for a paid Stripe invoice
+INVOICE_KEY_PREFIX = "invoice:"  # webhooks key invoice credits by the Stripe invoice id
+TOPUPS_SHOWN = 20  # the billing page's top-up history: a year and more of monthly top-ups
+NOTIFICATIONS_SHOWN = 10
+INVOICES_SHOWN = 24  # two years of monthly invoices
+
+
+def tenant_balance_micros(*, tenant_id: int) -> int:
+    """The tenant's available ledger balance (negative = owed, postpaid)."""
+    return tenant_account_balance(tenant_id=tenant_id)
+
+
+def tenant_topups(*, tenant_id: int, limit: int = TOPUPS_SHOWN) -> QuerySet[TopUp]:
+    return TopUp.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-pk")[:limit]
+
+
+def tenant_topup_get(*, tenant_id: int, topup_id: int) -> TopUp | None:
+    """One top-up of the tenant; another tenant's id is None like an unknown one."""
+    return TopUp.objects.filter(tenant_id=tenant_id, pk=topup_id).first()
+
+
+def tenant_spend_alerts(*, tenant_id: int) -> QuerySet[SpendAlert]:
+    return SpendAlert.objects.filter(tenant_id=tenant_id).order_by("threshold_micros", "pk")
+
+
+def tenant_notifications(*, tenant_id: int, limit: int = NOTIFICATIONS_SHOWN) -> QuerySet[Notification]:
+    return Notification.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-pk")[:limit]
+
+
+def tenant_invoices(*, tenant_id: int, limit: int = INVOICES_SHOWN) -> list[dict[str, Any]]:
+    """Paid Stripe invoices (postpaid tenants), newest first, from the ledger credits their payment posted:
+    number (Stripe's invoice id), amount_micros, status, paid_at, url (Stripe's hosted page when it sent one)."""
+    credited = Sum("lines__amount_micros", filter=Q(lines__account__kind=AccountKind.AVAILABLE))
+    rows = (
+        Journal.objects.filter(tenant_id=tenant_id, kind=INVOICE_JOURNAL_KIND)
+        .annotate(amount=credited)
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [
+        {"number": j.key.removeprefix(INVOICE_KEY_PREFIX), "amount_micros": int(j.amount or 0), "status": "paid",
+         "paid_at": j.created_at, "url": j.memo if j.memo.startswith("https://") else None}
+        for j in rows
     ]  # fmt: skip

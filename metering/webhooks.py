@@ -28,6 +28,7 @@ from tenants.models import Tenant
 logger = logging.getLogger(__name__)
 
 SIGNATURE_TOLERANCE_S = 300  # Stripe's default: refuse signatures older than five minutes
+MEMO_MAX = 200  # metering_journal.memo; a longer URL is not kept rather than cut
 
 
 class WebhookRefused(Exception):
@@ -168,7 +169,14 @@ def _invoice_paid(invoice: Any) -> None:
     amount = int(invoice.get("amount_paid") or 0) * CENTS_TO_MICROS
     if tenant is None or amount <= 0:
         return
-    balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=f"invoice:{invoice['id']}", source="invoice")
+    key = f"invoice:{invoice['id']}"
+    balance_topup(tenant=tenant, amount_micros=amount, idempotency_key=key, source="invoice", memo=_hosted_url(invoice))
+
+
+def _hosted_url(invoice: Any) -> str:
+    """Stripe's page for the tenant to view the invoice, kept in the credit's memo when it fits (an https URL)."""
+    url = invoice.get("hosted_invoice_url") or ""
+    return url if isinstance(url, str) and url.startswith("https://") and len(url) <= MEMO_MAX else ""
 
 
 _HANDLERS: dict[str, Callable[[Any], str | None]] = {

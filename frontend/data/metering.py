@@ -1,7 +1,5 @@
-"""Console billing data over ``metering.selectors`` (usage, savings) and ``metering.ledger`` (balance).
-The request log reads ``generations_list``; top-ups and alerts have no selector yet and read metering's
-models (read-only).
-Every function answers "nothing yet" rather than failing."""
+"""Console billing data over ``metering.selectors``: balance, usage, savings, the request log
+(``generations_list``), top-ups, invoices, spend alerts and notifications, in the shapes the templates read."""
 
 from __future__ import annotations
 
@@ -11,15 +9,18 @@ from typing import Any
 
 from django.utils import timezone
 
-from frontend.data.optional import optional_function, optional_model
-from metering.alerts import tenant_month_spend_micros
-from metering.cursors import BadCursor
-from metering.ledger import tenant_account_balance
 from metering.selectors import (
+    BadCursor,
     GenerationFilter,
     cache_savings_micros,
     generation_get,
     generations_list,
+    tenant_balance_micros,
+    tenant_invoices,
+    tenant_month_spend_micros,
+    tenant_notifications,
+    tenant_spend_alerts,
+    tenant_topups,
     tenant_usage,
 )
 
@@ -27,12 +28,8 @@ LOG_LIMIT = 50  # request log rows per page: a screenful on a laptop
 GROUPS = {"by_model": "model", "by_provider": "provider", "by_key": "key"}
 
 
-def _model(name: str) -> Any:
-    return optional_model("metering.models", name)
-
-
 def balance_micros(*, tenant_id: int) -> int | None:
-    return int(tenant_account_balance(tenant_id=tenant_id))
+    return int(tenant_balance_micros(tenant_id=tenant_id))
 
 
 def month_spend_micros(*, tenant_id: int) -> int:
@@ -107,20 +104,16 @@ def _display(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def topups(*, tenant_id: int) -> list[Any]:
-    topup = _model("TopUp")
-    return list(topup.objects.filter(tenant_id=tenant_id).order_by("-created_at")[:20]) if topup else []
+    return list(tenant_topups(tenant_id=tenant_id))
 
 
 def invoices(*, tenant_id: int) -> list[dict[str, Any]]:
-    selector = optional_function("metering.selectors", "tenant_invoices")
-    return list(selector(tenant_id=tenant_id)) if selector else []
+    return tenant_invoices(tenant_id=tenant_id)
 
 
 def spend_alerts(*, tenant_id: int) -> list[Any]:
-    alert = _model("SpendAlert")
-    return list(alert.objects.filter(tenant_id=tenant_id).order_by("threshold_micros")) if alert else []
+    return list(tenant_spend_alerts(tenant_id=tenant_id))
 
 
 def notifications(*, tenant_id: int) -> list[Any]:
-    note = _model("Notification")
-    return list(note.objects.filter(tenant_id=tenant_id).order_by("-created_at")[:10]) if note else []
+    return list(tenant_notifications(tenant_id=tenant_id))
