@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from contracts.keyrecord import KeyRecord
@@ -41,7 +42,7 @@ class Call:
     tracker: UsageTracker
     mode: str = "balanced"
     route_reason: str = ""
-    route_candidates: tuple[RouteCandidate, ...] = ()  # why this offering (routing.router.explain)
+    explain_route: Callable[[], tuple[RouteCandidate, ...]] = tuple  # routing.router.route.Route.candidates
     fingerprint: str | None = None
     admission: Admission | None = None
     offering: OfferingSnapshot | None = None
@@ -58,6 +59,11 @@ class Call:
     extra_flags: list[str] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     started_mono: float = field(default_factory=time.monotonic)
+
+    @property
+    def route_candidates(self) -> tuple[RouteCandidate, ...]:
+        """Why this offering: built when the usage event is, not while the caller waits."""
+        return self.explain_route()
 
     def bill(self) -> Bill:
         """What this call costs now: zero unless an offering produced something."""

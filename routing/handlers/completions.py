@@ -117,7 +117,7 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
         need=need, prefs=prefs, mode=call.mode, affinity=affinity,
     )  # fmt: skip
     call.route_reason = f"{alias.reason};{route.reason}" if alias.reason else route.reason
-    call.route_candidates = route.candidates
+    call.explain_route = route.candidates
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gw.config.deadline_s + gw.config.hold_grace_s

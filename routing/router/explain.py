@@ -1,43 +1,43 @@
 """The decision in words: each candidate's score parts and verdict, and the part that decided.
 
 Compact on purpose (it rides on every usage event): parts rounded to 3 decimals, zero parts left out.
+``deciding_part`` runs per request (the header); ``explain`` only when the usage event is built,
+after the answer went out.
 """
 
 from __future__ import annotations
 
-from contracts.route_explain import WINNER, RouteCandidate
+from contracts.route_explain import PARTS, WINNER, RouteCandidate
 from contracts.snapshot import OfferingSnapshot
 from routing.router.strategy import Scored
 
 PART_DIGITS = 3
+Dropped = list[tuple[OfferingSnapshot, str]]
 
 
 def deciding_part(winner: Scored, other: Scored) -> str:
     """The part by which ``other`` trails ``winner`` the most (integrity flags first: they decide alone)."""
     if other.last_resort and not winner.last_resort:
         return "flags"
-    gaps = {name: other.parts.get(name, 0.0) - value for name, value in winner.parts.items()}
-    name, gap = max(gaps.items(), key=lambda item: item[1])
-    return name if gap > 0 else "tie"
+    gaps = [theirs - ours for ours, theirs in zip(winner.terms, other.terms, strict=True)]
+    widest = max(range(len(gaps)), key=gaps.__getitem__)
+    return PARTS[widest] if gaps[widest] > 0 else "tie"
+
+
+def decisive(ordered: list[Scored]) -> str:
+    """The winner's deciding part over the runner-up ("only" without one)."""
+    return deciding_part(ordered[0], ordered[1]) if len(ordered) > 1 else "only"
 
 
 def _candidate(x: Scored, verdict: str) -> RouteCandidate:
-    parts = {k: round(v, PART_DIGITS) for k, v in x.parts.items() if round(v, PART_DIGITS)}
-    offering = x.signals.offering
-    live = x.signals.live
+    parts = {name: round(v, PART_DIGITS) for name, v in zip(PARTS, x.terms, strict=True) if round(v, PART_DIGITS)}
+    offering, live = x.signals.offering, x.signals.live
     flags = x.signals.resolved().flags + (("half_open",) if live is not None and live.half_open else ())
     return RouteCandidate(offering.provider, offering.offering_id, verdict, round(x.score, PART_DIGITS), parts, flags)
 
 
-def explain(
-    ordered: list[Scored], dropped: list[tuple[OfferingSnapshot, str]]
-) -> tuple[tuple[RouteCandidate, ...], str]:
-    """(candidates with verdicts, the deciding factor of the winner over the runner-up)."""
-    if not ordered:
-        return tuple(RouteCandidate(o.provider, o.offering_id, f"dropped:{why}") for o, why in dropped), "none"
-    winner = ordered[0]
-    rows = [_candidate(winner, WINNER)]
-    rows += [_candidate(x, f"lost:{deciding_part(winner, x)}") for x in ordered[1:]]
+def explain(ordered: list[Scored], dropped: Dropped) -> tuple[RouteCandidate, ...]:
+    """Every candidate with its verdict: the winner, why each other lost, which filter dropped the rest."""
+    rows = [_candidate(x, f"lost:{deciding_part(ordered[0], x)}" if i else WINNER) for i, x in enumerate(ordered)]
     rows += [RouteCandidate(o.provider, o.offering_id, f"dropped:{why}") for o, why in dropped]
-    factor = deciding_part(winner, ordered[1]) if len(ordered) > 1 else "only"
-    return tuple(rows), factor
+    return tuple(rows)

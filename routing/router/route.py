@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from contracts.keyrecord import ROUTE_MODES, KeyRecord
 from contracts.model_names import Resolution
@@ -11,9 +11,9 @@ from contracts.snapshot import OfferingSnapshot
 from routing.errors import GatewayError, forbidden, unknown_model
 from routing.failover.health import HealthBoard
 from routing.router.candidates import Need, filtered
-from routing.router.explain import explain
+from routing.router.explain import Dropped, decisive, explain
 from routing.router.prefs import ProviderPrefs
-from routing.router.strategy import Signals, Strategy
+from routing.router.strategy import Scored, Signals, Strategy
 from routing.state.catalog import CatalogState
 
 EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens (chat answers are short)
@@ -25,7 +25,12 @@ class Route:
     offerings: list[OfferingSnapshot]  # attempt order
     mode: str
     reason: str
-    candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain
+    scored: list[Scored] = field(default_factory=list)  # attempt order first, then the rest
+    dropped: Dropped = field(default_factory=list)
+
+    def candidates(self) -> tuple[RouteCandidate, ...]:
+        """The explanation (contracts.route_explain), built when the usage event is, off the request path."""
+        return explain(self.scored, self.dropped) if self.scored else ()
 
 
 def route_mode(header: str | None, record: KeyRecord) -> str:
@@ -98,8 +103,7 @@ def plan(
         ordered = ordered[:1]
     rank = {o.offering_id: i for i, o in enumerate(ordered)}  # the caller's provider.order may reorder
     final = sorted(scored, key=lambda x: rank.get(x.signals.offering.offering_id, len(rank)))
-    explained, factor = explain(final, dropped)
-    return Route(ordered, mode, _reason(ordered[0], mode, prefs, factor), explained)
+    return Route(ordered, mode, _reason(ordered[0], mode, prefs, decisive(final)), final, dropped)
 
 
 def _reason(first: OfferingSnapshot, mode: str, prefs: ProviderPrefs, factor: str) -> str:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
+from contracts.route_explain import PARTS
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.failover.live import QUIET, Live
 from routing.router.estimates import TTFT_REFERENCE_TOKENS, OfferingEstimate, estimate_solo
@@ -45,31 +46,25 @@ class Signals:
         return self.estimate if self.estimate is not None else estimate_solo(self.offering, self.stats)
 
 
-@dataclass(frozen=True, slots=True)
-class Measures:
-    cost: float
-    ttft_ms: float
-    tps: float
-    quality: float
-    unreliability: float
-    penalty: float
-    cache_hit: float
-    last_resort: bool
+# (cost, ttft ms, tps, quality, unreliability, penalty, cache hit, last resort): a tuple, built per
+# candidate per request, so no object overhead on the hot path.
+Measures = tuple[float, float, float, float, float, float, float, bool]
+COST, TTFT, TPS, QUALITY, UNRELIABILITY, PENALTY, CACHE_HIT, LAST_RESORT = range(8)
 
 
 def measure(s: Signals) -> Measures:
     est, live = s.resolved(), s.live or QUIET
     static_ttft = est.ttft_ms + est.prefill_ms_per_token * max(0, s.uncached_input - TTFT_REFERENCE_TOKENS)
     live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
-    return Measures(
-        cost=s.expected_cost,
-        ttft_ms=live.blend_ttft(static_ttft),
-        tps=est.tps,
-        quality=est.quality,
-        unreliability=est.unreliability + live_errors,
-        penalty=est.flag_penalty,
-        cache_hit=est.cache_hit,
-        last_resort=est.last_resort,
+    return (
+        s.expected_cost,
+        live.blend_ttft(static_ttft),
+        est.tps,
+        est.quality,
+        est.unreliability + live_errors,
+        est.flag_penalty,
+        est.cache_hit,
+        est.last_resort,
     )
 
 
@@ -77,8 +72,12 @@ def measure(s: Signals) -> Measures:
 class Scored:
     signals: Signals
     score: float
-    parts: dict[str, float] = field(default_factory=dict)
+    terms: tuple[float, ...] = ()  # weighted parts in contracts.route_explain.PARTS order
     last_resort: bool = False
+
+    @property
+    def parts(self) -> dict[str, float]:
+        return dict(zip(PARTS, self.terms, strict=True))
 
 
 class Strategy(Protocol):
@@ -97,34 +96,35 @@ MODE_WEIGHTS: dict[str, tuple[float, float, float, float]] = {
 QUALITY_SCALE = 10.0
 RELIABILITY_WEIGHT = 3.0  # an error share of 1/3 weighs one doubling
 
+Logs = tuple[float, float, float]  # log2 of cost, ttft, tps
+Best = tuple[float, float, float, float, float]  # best log cost, log ttft, log tps, quality, unreliability
 
-def _doublings(value: float, best: float) -> float:
-    return math.log2(max(value, 1e-9) / max(best, 1e-9))
+
+def _log2(value: float) -> float:
+    return math.log2(value if value > 1e-9 else 1e-9)
 
 
-def _parts(m: Measures, best: Measures, weights: tuple[float, float, float, float], holds: bool) -> dict[str, float]:
+def _terms(m: Measures, logs: Logs, best: Best, weights: tuple[float, float, float, float]) -> tuple[float, ...]:
+    """The weighted parts (PARTS order) without affinity, which only the prefix holder gets."""
     w_cost, w_ttft, w_tps, w_quality = weights
-    return {
-        "cost": w_cost * _doublings(m.cost, best.cost),
-        "ttft": w_ttft * _doublings(m.ttft_ms, best.ttft_ms),
-        "tps": w_tps * _doublings(best.tps, m.tps),
-        "quality": w_quality * QUALITY_SCALE * (best.quality - m.quality),
-        "reliability": RELIABILITY_WEIGHT * (m.unreliability - best.unreliability),
-        "flags": m.penalty,
-        "affinity": -AFFINITY_BONUS * m.cache_hit if holds else 0.0,
-    }
+    return (
+        w_cost * (logs[0] - best[0]),
+        w_ttft * (logs[1] - best[1]),
+        w_tps * (best[2] - logs[2]),
+        w_quality * QUALITY_SCALE * (best[3] - m[QUALITY]),
+        RELIABILITY_WEIGHT * (m[UNRELIABILITY] - best[4]),
+        m[PENALTY],
+        0.0,
+    )
 
 
-def _best(measures: list[Measures]) -> Measures:
-    return Measures(
-        cost=min(m.cost for m in measures),
-        ttft_ms=min(m.ttft_ms for m in measures),
-        tps=max(m.tps for m in measures),
-        quality=max(m.quality for m in measures),
-        unreliability=min(m.unreliability for m in measures),
-        penalty=0.0,
-        cache_hit=0.0,
-        last_resort=False,
+def _best(measures: list[Measures], logs: list[Logs]) -> Best:
+    return (
+        min(x[0] for x in logs),
+        min(x[1] for x in logs),
+        max(x[2] for x in logs),
+        max(m[QUALITY] for m in measures),
+        min(m[UNRELIABILITY] for m in measures),
     )
 
 
@@ -135,15 +135,19 @@ class DefaultScorer:
         if not signals:
             return []
         measures = [measure(s) for s in signals]
-        best = _best(measures)
+        logs = [(_log2(m[COST]), _log2(m[TTFT]), _log2(m[TPS])) for m in measures]
+        best = _best(measures, logs)
         weights = MODE_WEIGHTS.get(mode, MODE_WEIGHTS["balanced"])
         out = []
-        for s, m in zip(signals, measures, strict=True):
-            parts = _parts(m, best, weights, s.offering.offering_id == affinity)
-            out.append(Scored(s, sum(parts.values()), parts, m.last_resort))
+        for s, m, log in zip(signals, measures, logs, strict=True):
+            terms = _terms(m, log, best, weights)
+            if s.offering.offering_id == affinity:
+                terms = (*terms[:-1], -AFFINITY_BONUS * m[CACHE_HIT])
+            out.append(Scored(s, sum(terms), terms, bool(m[LAST_RESORT])))
         if sort is not None:
             key = _SORT_KEYS[sort]
-            return [x for _, x in sorted(zip(measures, out, strict=True), key=lambda p: (p[0].last_resort, key(p[0])))]
+            ordered = sorted(zip(measures, out, strict=True), key=lambda p: (p[0][LAST_RESORT], key(p[0])))
+            return [x for _, x in ordered]
         return sorted(out, key=lambda x: (x.last_resort, x.score))
 
     def rank(self, signals: list[Signals], *, mode: str, sort: str | None, affinity: int | None) -> list[Signals]:
@@ -151,7 +155,7 @@ class DefaultScorer:
 
 
 _SORT_KEYS: dict[str, Callable[[Measures], float]] = {
-    "price": lambda m: m.cost,
-    "latency": lambda m: m.ttft_ms,
-    "throughput": lambda m: -m.tps,
+    "price": lambda m: m[COST],
+    "latency": lambda m: m[TTFT],
+    "throughput": lambda m: -m[TPS],
 }

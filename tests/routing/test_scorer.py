@@ -82,7 +82,7 @@ def test_after_integrity_probes_flagged_offering_is_last_resort_and_honest_resel
     for mode in ("balanced", "cost", "performance", "quality"):
         r = route(s, mode)
         assert r.offerings[-1].provider == "bargain", mode
-        bargain = next(c for c in r.candidates if c.provider == "bargain")
+        bargain = next(c for c in r.candidates() if c.provider == "bargain")
         assert bargain.verdict == "lost:flags" and "price_mismatch" in bargain.flags
     assert route(s, "cost").offerings[0].provider == "reseller"  # verified and cheapest
     assert s.estimate(FLEET[3]).price_factor > 1.4  # measured over-count × over-billing
@@ -95,14 +95,14 @@ def test_expected_cost_uses_cache_affinity_and_measured_hit_ratio():
     r = route(s, "cost", affinity=1, need=big)
     assert r.offerings[0].provider == "vendor" and r.reason == "cost:vendor:cost"
     no_cache = route(s, "performance", affinity=3, need=big)  # holds the prefix, but caches nothing
-    assert next(c for c in no_cache.candidates if c.provider == "reseller").parts.get("affinity", 0) == 0
+    assert next(c for c in no_cache.candidates() if c.provider == "reseller").parts.get("affinity", 0) == 0
 
 
 def test_flags_and_incidents_demote_with_their_documented_penalties():
     s = state([honest(1, incidents=("availability",)), honest(2), honest(3, flags=("capability_mismatch",))])
     r = route(s)
     assert r.offerings[0].provider == "vendor-anthropic"
-    vendor = next(c for c in r.candidates if c.provider == "vendor")
+    vendor = next(c for c in r.candidates() if c.provider == "vendor")
     assert vendor.parts["flags"] == 2.0 and "incident:availability" in vendor.flags
 
 
@@ -114,7 +114,7 @@ def test_live_errors_fade_with_time_and_a_half_open_breaker_gets_the_trial():
     for _ in range(3):
         health.failure(best)
     assert route(s, health=health).offerings[0].offering_id != best  # open breaker: dropped
-    assert any(c.verdict == "dropped:cooling_down" for c in route(s, health=health).candidates)
+    assert any(c.verdict == "dropped:cooling_down" for c in route(s, health=health).candidates())
     clock.advance(15)
     assert health.live(best).half_open and route(s, health=health).offerings[0].offering_id == best  # the trial
     health.begin(best)
@@ -134,8 +134,8 @@ def test_explanation_lists_dropped_candidates_with_their_filter():
         state=s, health=HealthBoard(failures_to_open=3, cooldown_s=15), strategy=DefaultScorer(), record=RECORD,
         model="m", need=NEED, prefs=ProviderPrefs(ignore=("reseller",)), mode="balanced", affinity=None,
     )  # fmt: skip
-    assert [c.verdict for c in r.candidates if c.provider == "reseller"] == ["dropped:not_allowed"]
-    assert r.candidates[0].verdict == "winner" and r.candidates[0].provider == r.offerings[0].provider
+    assert [c.verdict for c in r.candidates() if c.provider == "reseller"] == ["dropped:not_allowed"]
+    assert r.candidates()[0].verdict == "winner" and r.candidates()[0].provider == r.offerings[0].provider
 
 
 @pytest.mark.parametrize("mode", ["balanced", "performance"])
@@ -143,8 +143,8 @@ def test_explanation_sums_parts_to_the_score(mode):
     s = state([honest(1, ttft_p50_ms=200.0), honest(2, ttft_p50_ms=2000.0), honest(3, price_n=30)])
     r = route(s, mode)
     assert r.reason == f"{mode}:vendor:ttft"
-    winner, *others = r.candidates
+    winner, *others = r.candidates()
     assert winner.verdict == "winner" and winner.provider == "vendor"
     assert {c.verdict.split(":")[0] for c in others} == {"lost"}
-    for c in r.candidates:
+    for c in r.candidates():
         assert sum(c.parts.values()) == pytest.approx(c.score, abs=0.01)

@@ -96,7 +96,7 @@ def test_fresh_demo_never_routes_to_the_dishonest_reseller(gateway, tenant, redi
         assert sorted_by_price.headers["x-tokenway-provider"] != "bargain-cloud", model
     stats = integrity_stats(gateway, RESOLD)
     bargain = stats[str(offering_id(gateway, "deepseek-v3.2", "bargain-cloud"))]
-    assert {"token_overcount", "degraded_quality"} <= set(bargain.flags)
+    assert "token_overcount" in bargain.flags and bargain.overcount_factor > 1.1  # canaries may flag it too
     publish_stats(gateway, redis_client, stats)
     for model in RESOLD:
         for mode in MODES:
