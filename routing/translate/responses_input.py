@@ -48,7 +48,7 @@ def _message(out: list[Body], item: Body) -> None:
     if role != "user" or isinstance(content, str):
         out.append({"role": role, "content": text(content)})
         return
-    parts = [p for p in (_part(part) for part in content or ()) if p is not None]
+    parts = [p for p in (_part(part) for part in (content if isinstance(content, list) else ())) if p is not None]
     if len(parts) == 1 and parts[0]["type"] == "text":
         out.append({"role": role, "content": parts[0]["text"]})
     else:

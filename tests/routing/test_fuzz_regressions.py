@@ -17,3 +17,11 @@ def test_a_role_that_is_not_a_string_is_a_400_naming_the_field(gateway, tenant, 
     r = requests.post(gateway.base_url + path, json=body, headers={"x-api-key": tenant.key}, timeout=10)
     assert r.status_code == 400, r.text
     assert "messages[0].role" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("content", [1.5, 7, {"text": "hi"}, True])
+def test_a_responses_message_whose_content_is_neither_text_nor_parts_is_a_4xx(gateway, tenant, content):
+    body = {"model": "gpt-4.1-mini", "input": [{"role": "user", "content": content}], "max_output_tokens": 16}
+    r = requests.post(gateway.base_url + "/v1/responses", json=body, headers={"x-api-key": tenant.key}, timeout=10)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] == "input[0].content"
