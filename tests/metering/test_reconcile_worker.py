@@ -10,7 +10,7 @@ from celery.contrib.testing.worker import start_worker
 from contracts import redis_keys as rk
 from metering.holds import hold_place
 from metering.ingest import usage_ingest
-from metering.models import ReconciliationFinding, UsageRecord
+from metering.models import ReconciliationFinding, TopUp, UsageRecord
 from metering.reconcile import check_available_counters, reconciliation_run
 from metering.services import balance_topup
 from tests.metering.conftest import make_event
@@ -19,6 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_clean_books_have_no_findings_and_a_lost_request_is_reported(tenant, redis_client):
+    TopUp.objects.create(tenant=tenant, amount_micros=5_000_000, payment_intent_id="r1", status="succeeded")
     balance_topup(tenant=tenant, amount_micros=5_000_000, idempotency_key="topup:r1", source="stripe")
     done = make_event(tenant.pk, request_id="req_done")
     usage_ingest(events=[done])
