@@ -57,3 +57,15 @@ def test_snapshot_carries_intervals_truth_factors_and_open_incidents():
     assert stats.price_n == 4 and stats.overcount_factor == pytest.approx(1.15)
     assert stats.billed_ratio == pytest.approx(1.3) and stats.availability_lo == 0.6
     assert stats.incidents == ("ttft",) and "price_mismatch" in stats.flags
+
+
+def test_beat_start_dispatches_at_once_and_refreshes_soon_after(monkeypatch):
+    from evaluation import startup, tasks
+
+    sent: list[tuple[str, dict]] = []
+    monkeypatch.setattr(tasks.probes_dispatch, "apply_async", lambda **kw: sent.append(("dispatch", kw)))
+    monkeypatch.setattr(tasks.stats_refresh, "apply_async", lambda **kw: sent.append(("refresh", kw)))
+    startup._probe_integrity_at_start()
+    assert sent[0] == ("dispatch", {"queue": "default"})
+    assert [kw["countdown"] for name, kw in sent if name == "refresh"] == list(startup.STARTUP_REFRESH_S)
+    assert max(startup.STARTUP_REFRESH_S) < 60  # flags reach the gateway within about a minute
