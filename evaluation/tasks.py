@@ -26,14 +26,16 @@ def probes_dispatch() -> int:
     return dispatch_service()
 
 
-def _misrouted(task: Task, region: str) -> bool:
+def _misrouted(task: Task[..., object], region: str) -> bool:
     here = conf.this_region()
     routing_key = (task.request.delivery_info or {}).get("routing_key")
     return region != here or (routing_key is not None and routing_key != queue_for(region))
 
 
 @shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)
-def probe_batch(self: Task, region: str, jobs: list[list[Any]], reroutes: int = 0) -> dict[str, Any]:
+def probe_batch(
+    self: Task[[str, list[list[Any]], int], dict[str, Any]], region: str, jobs: list[list[Any]], reroutes: int = 0
+) -> dict[str, Any]:
     """Run one batch of probes from this worker's region; refuse batches meant for another region."""
     if _misrouted(self, region):
         logger.warning(

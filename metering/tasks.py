@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from metering import billing, consumer, holds, meter_push, reconcile
 from metering.stripe_client import StripeError
@@ -38,7 +38,7 @@ def stripe_meter_push() -> int:
 
 
 @shared_task(bind=True, ignore_result=True, max_retries=5, default_retry_delay=30)
-def stripe_customer_ensure(self, tenant_id: int) -> None:
+def stripe_customer_ensure(self: Task[[int], None], tenant_id: int) -> None:
     tenant = Tenant.objects.get(pk=tenant_id)
     try:
         billing.customer_ensure(tenant=tenant)

@@ -50,8 +50,11 @@ def probes_dispatch(
         due = schedule.schedule_claim(client=client, wanted=wanted, now=now, rng=rng)
         for region, batches in _batches(due).items():
             for jobs in batches:
-                countdown = rng.uniform(0, spread_s) if spread_s > 0 else None
-                probe_batch.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
+                if spread_s > 0:
+                    countdown = rng.uniform(0, spread_s)
+                    probe_batch.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
+                else:
+                    probe_batch.apply_async(args=(region, jobs), queue=queue_for(region))
         return len(due)
     finally:
         client.delete(schedule.LOCK_KEY)
