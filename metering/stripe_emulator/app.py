@@ -66,7 +66,7 @@ def _bearer(request: web.Request) -> str:
 
 
 def _rate_limited(state: State) -> bool:
-    now = time.monotonic()
+    now = time.monotonic() + state.clock_offset_s  # the emulator's clock: tests move it instead of sleeping
     state.window = [t for t in state.window if now - t < 1.0]
     if len(state.window) >= state.rate_limit_per_s:
         return True

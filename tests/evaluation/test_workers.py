@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
+from celery.worker import state as worker_state
 from django.test import override_settings
 
 from evaluation.models import ProbeResult
@@ -15,18 +15,15 @@ from evaluation.services.schedule import DUE_KEY
 from evaluation.tasks import probe_batch
 from evaluation.worker_region import foreign_probe_queues
 from tests.evaluation.conftest import find
+from tests.waiting import wait_until
 from tokenway.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
+def _worker_idle() -> bool:
+    """The in-process worker holds no task: none prefetched, none running."""
+    return not worker_state.reserved_requests and not worker_state.active_requests
 
 
 @override_settings(TOKENWAY_REGION="beijing")
@@ -46,7 +43,8 @@ def test_worker_of_one_region_never_runs_another_regions_probes(catalog, redis_c
     ):
         assert mine.get(timeout=30) == {"refused": False, "region": "beijing", "jobs": 1, "rows": 2}
         assert misrouted.get(timeout=30)["refused"] is True
-        time.sleep(0.5)
+        # whatever the worker took from its queues has run before the checks below
+        wait_until(_worker_idle, timeout=30, message="the worker still holds a probe batch")
     assert set(ProbeResult.objects.values_list("region", flat=True)) == {"beijing"}
     # the foreign batch is either left on its queue or refused and handed back to it; never run here
     assert theirs.state == "PENDING" or theirs.result["refused"] is True

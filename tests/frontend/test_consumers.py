@@ -35,7 +35,7 @@ def in_own_loop(scenario: Any, **kwargs: Any) -> None:
         previous = channel_layers.set(DEFAULT_CHANNEL_LAYER, fresh)
         try:
             await scenario(**kwargs)
-            await asyncio.sleep(0.05)  # let refused/closed consumers finish before the loop ends
+            await _end_consumers()  # every consumer runs to its end before the loop does
         finally:
             if previous is None:
                 channel_layers.backends.pop(DEFAULT_CHANNEL_LAYER, None)
@@ -62,6 +62,24 @@ def in_own_loop(scenario: Any, **kwargs: Any) -> None:
         raise failures[0]
 
 
+# The scenario's sockets; a refused one's consumer still waits for the client's disconnect.
+_OPENED: list[WebsocketCommunicator] = []
+
+
+def _communicator(path: str, headers: list[tuple[bytes, bytes]]) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path, headers=headers)
+    _OPENED.append(communicator)
+    return communicator
+
+
+async def _end_consumers() -> None:
+    """Send the client's disconnect to every socket still running and wait for its consumer to return."""
+    while _OPENED:
+        communicator = _OPENED.pop()
+        if not communicator.future.done():
+            await communicator.disconnect(timeout=TIMEOUT)
+
+
 def _session_cookie(user: Any) -> tuple[bytes, bytes]:
     client = Client()
     client.force_login(user)
@@ -69,7 +87,7 @@ def _session_cookie(user: Any) -> tuple[bytes, bytes]:
 
 
 async def _connect(path: str, *headers: tuple[bytes, bytes]) -> tuple[WebsocketCommunicator, bool, Any]:
-    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), path, headers=[ORIGIN, *headers])
+    communicator = _communicator(path, [ORIGIN, *headers])
     connected, code = await communicator.connect(timeout=TIMEOUT)
     return communicator, connected, code
 
@@ -84,9 +102,7 @@ async def _leaderboard_group_message_reaches_an_anonymous_client(redis_client):
 
 
 async def _leaderboard_refuses_a_foreign_origin(redis_client):
-    ws = WebsocketCommunicator(
-        URLRouter(websocket_urlpatterns), "/ws/leaderboard/", headers=[(b"origin", b"https://evil.example")]
-    )
+    ws = _communicator("/ws/leaderboard/", [(b"origin", b"https://evil.example")])
     connected, _ = await ws.connect(timeout=TIMEOUT)
     assert not connected
 

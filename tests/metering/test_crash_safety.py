@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,11 @@ from django.db.models import Sum
 from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM
 from metering.models import AccountKind, Balance, Journal, MeterEvent, MeterStatus, UsageRecord
 from tests.metering.conftest import emulator_totals, free_port, make_event, spawn, wait_port
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 MANAGE = [sys.executable, str(ROOT / "manage.py")]
+CLAIM_MIN_IDLE_MS = 300  # the consumers' XAUTOCLAIM threshold in these runs (default 15 s)
 
 
 class DurableRedis:
@@ -55,6 +56,19 @@ class DurableRedis:
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
+
+
+def _all_pending_idle(client: redis.Redis, *, min_idle_ms: int) -> bool:
+    """Every entry still pending in the usage group was delivered at least ``min_idle_ms`` ago
+    (not yet while the restarted server is still loading its append-only file)."""
+    try:
+        pending = client.xpending(USAGE_STREAM, USAGE_GROUP)["pending"]
+    except redis.BusyLoadingError:
+        return False
+    if not pending:
+        return True
+    entries = client.xpending_range(USAGE_STREAM, USAGE_GROUP, min="-", max="+", count=pending)
+    return all(int(entry["time_since_delivered"]) >= min_idle_ms for entry in entries)
 
 
 def _database_url() -> str:
@@ -98,7 +112,7 @@ def _scenario(tmp_path: Path, tenant, meter_emulator: str, settings, count: int)
             "REDIS_URL": server.url,
             "STRIPE_METER_API_BASE": meter_emulator,
             "STRIPE_API_KEY": "sk_test_crash",
-            "TOKENWAY_CLAIM_MIN_IDLE_MS": "300",
+            "TOKENWAY_CLAIM_MIN_IDLE_MS": str(CLAIM_MIN_IDLE_MS),
         }
         log = tmp_path / "processes.log"
         consume = ["consume_usage", "--until-idle", "--name", "c1"]
@@ -111,8 +125,11 @@ def _scenario(tmp_path: Path, tenant, meter_emulator: str, settings, count: int)
         _crash_run(push, env, log, "during_stripe_push", after=1)
         _crash_run(push, env, log, "after_stripe_2xx", after=2)
         server.crash_and_restart()
-        # A new consumer under another name takes over c1's unacked entries with XAUTOCLAIM.
-        time.sleep(0.4)
+        # A new consumer under another name takes over c1's unacked entries with XAUTOCLAIM, which claims only
+        # entries idle for TOKENWAY_CLAIM_MIN_IDLE_MS: wait until every pending entry is that old.
+        fresh = redis.Redis.from_url(server.url)
+        wait_until(lambda: _all_pending_idle(fresh, min_idle_ms=CLAIM_MIN_IDLE_MS), timeout=10,
+                   message="c1's pending entries never reached the claim idle time")  # fmt: skip
         assert _run(["consume_usage", "--until-idle", "--name", "c2"], env, log) == 0
         assert _run(push, env, log) == 0
         client = redis.Redis.from_url(server.url)

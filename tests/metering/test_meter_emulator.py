@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -49,8 +48,8 @@ def test_timestamp_window_rate_limit_and_session_expiry(meter_emulator, redis_cl
         meter_events_send(
             events=[_event("future", when=datetime.now(tz=UTC) + timedelta(minutes=10))], idempotency_key="f"
         )
-    _config(meter_emulator, rate_limit_per_s=1)
-    time.sleep(1.1)  # let the earlier requests leave the one-second window
+    # the emulator's clock moves 1.1 s: the earlier requests leave the one-second window, no session expires
+    _config(meter_emulator, rate_limit_per_s=1, clock_offset_s=1.1)
     meter_events_send(events=[_event("r1")], idempotency_key="r1")
     client = meter_client()
     token = redis_client.get("tw:stripe:meter_session").decode()

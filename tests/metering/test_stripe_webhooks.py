@@ -17,6 +17,7 @@ from metering.models import Journal, StripeEvent, TopUp, TopUpStatus
 from metering.selectors import tenant_invoices
 from metering.services import tenant_spendable_micros
 from metering.stripe_client import stripe_client
+from tests.waiting import wait_until
 
 SECRET = "whsec_test_metering"
 URL = "/api/v1/stripe/webhook"
@@ -153,9 +154,8 @@ def test_top_up_through_localstripe_is_credited_by_its_signed_webhook(localstrip
     card: Any = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}
     method = stripe_client().v1.payment_methods.create(params={"type": "card", "card": card})
     topup = topup_start(tenant=tenant, amount_micros=20_000_000, payment_method=method.id)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and tenant_spendable_micros(tenant=tenant) == 0:
-        time.sleep(0.2)
+    wait_until(lambda: tenant_spendable_micros(tenant=tenant) != 0, timeout=15,
+               message="localstripe's payment_intent.succeeded webhook never credited the top-up")  # fmt: skip
     assert tenant_spendable_micros(tenant=tenant) == 20_000_000
     topup.refresh_from_db()
     assert topup.status == TopUpStatus.SUCCEEDED

@@ -5,29 +5,27 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 
 import pytest
 
+from tests.waiting import wait_until
 from tokenway.env import read_stack_env
 from tokenway.supervisor import Child, Supervisor
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "raise SystemExit(3)"]
-# prints when it gets SIGTERM, so the order of stopping is visible in one file
+# prints when it gets SIGTERM, so the order of stopping is visible in one file; <file>.<name>.ready once it listens
 RECORDER = [sys.executable, "-c", (
     "import signal, sys, time\n"
     "def bye(*_):\n    open(sys.argv[1], 'a').write(sys.argv[2] + '\\n'); sys.exit(0)\n"
     "signal.signal(signal.SIGTERM, bye)\n"
+    "open(sys.argv[1] + '.' + sys.argv[2] + '.ready', 'w').close()\n"
     "while True: time.sleep(0.05)\n"
 )]  # fmt: skip
 
 
 def _wait(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
+    wait_until(predicate, timeout=timeout, message="the supervisor did not reach the expected state")
 
 
 def test_a_crashed_child_is_restarted_with_backoff_and_counted(tmp_path):
@@ -51,7 +49,9 @@ def test_stop_goes_stage_by_stage(tmp_path):
     supervisor = Supervisor(table=tmp_path / "processes.json", cwd=tmp_path, log=open(tmp_path / "log", "w"))  # noqa: SIM115
     for name, stage in (("sim", 4), ("web", 0), ("worker", 1), ("beat", 2)):
         supervisor.add(Child(name, [*RECORDER, str(order), name], stage=stage))
-    time.sleep(1.0)  # every recorder has its handler installed
+    names = [child.name for child in supervisor.children]
+    wait_until(lambda: all(tmp_path.joinpath(f"order.{name}.ready").exists() for name in names), timeout=10,
+               message="a recorder never installed its SIGTERM handler")  # fmt: skip
     supervisor.stop_all()
     assert order.read_text().split() == ["web", "worker", "beat", "sim"]
     assert all(child.state == "stopped" for child in supervisor.children)

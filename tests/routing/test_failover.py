@@ -13,9 +13,21 @@ from sim.server import start_in_thread
 from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault, calm_profiles, sim_requests
 from tests.routing.harness import publish_catalog
+from tests.waiting import wait_until
 
 MSG = [{"role": "user", "content": "Tell me a story about caches."}]
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
+
+
+def _openai_available(gateway) -> bool:
+    """The gateway's own health board: openai's gpt-4.1 offering may be tried again (closed or half-open)."""
+    board, catalog = gateway.gateway.health, gateway.gateway.catalog
+    return all(board.available(o.offering_id) for o in catalog.by_model["gpt-4.1"] if o.provider == "openai")
+
+
+def _serves_from(gateway, base_url: str) -> bool:
+    offerings = gateway.gateway.catalog.by_id.values()
+    return bool(offerings) and all(o.base_url.startswith(base_url) for o in offerings)
 
 
 def _create(oai, **kwargs):
@@ -61,7 +73,7 @@ def test_429_retry_after_cools_the_offering_down(gateway, sim, oai):
     assert second.headers["x-tokenway-provider"] == "openrouter"
     assert second.headers["x-tokenway-route"] == "order"  # openai was skipped, not tried
     assert len(sim_requests(sim, "openai", 10)) == 1
-    time.sleep(1.1)
+    wait_until(lambda: _openai_available(gateway), timeout=5, message="openai still cooling down after Retry-After: 1")
     assert _create(oai).headers["x-tokenway-provider"] == "openai"
 
 
@@ -71,7 +83,8 @@ def test_breaker_opens_after_consecutive_failures_then_half_opens(gateway, sim, 
         assert _create(oai).headers["x-tokenway-provider"] == "openrouter"
     assert _create(oai).headers["x-tokenway-provider"] == "openrouter"
     assert len(sim_requests(sim, "openai", 10)) == 3  # open: not even tried
-    time.sleep(0.6)  # cooldown 0.5 s -> half-open trial, which succeeds and closes the breaker
+    # cooldown 0.5 s -> half-open trial, which succeeds and closes the breaker
+    wait_until(lambda: _openai_available(gateway), timeout=5, message="openai's breaker never half-opened")
     assert _create(oai).headers["x-tokenway-provider"] == "openai"
     assert _create(oai).headers["x-tokenway-provider"] == "openai"
 
@@ -113,7 +126,7 @@ def test_slow_drip_does_not_outlive_the_deadline(gateway, redis_client, oai, ten
     slow = start_in_thread(seed=3, time_scale=1.0, profiles=calm_profiles(tmp_path))
     try:
         publish_catalog(redis_client, sim_catalog(slow.provider_url))
-        time.sleep(0.3)
+        wait_until(lambda: _serves_from(gateway, slow.base_url), timeout=5, message="the gateway kept the old catalog")
         requests.post(f"{slow.base_url}/_sim/faults", json={"provider": "openai", "kind": "slow_drip"}, timeout=5)
         started = time.monotonic()
         with pytest.raises(openai.APIError):

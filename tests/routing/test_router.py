@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from contracts.keyrecord import KeyRecord, RoutingPrefs
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from contracts.usage import Prices
@@ -13,6 +11,7 @@ from routing.failover.health import HealthBoard
 from routing.router.candidates import Need, candidates
 from routing.router.prefs import ProviderPrefs, parse
 from routing.router.strategy import DefaultScorer, Signals
+from tests.waiting import ManualClock
 
 
 def offering(oid, provider, *, price=1_000_000, quality=0.5, params=("tools",), ctx=100_000, max_out=8000):
@@ -83,12 +82,15 @@ def test_candidates_respect_context_output_params_tenant_prefs_and_breaker():
 
 
 def test_breaker_half_opens_after_cooldown_for_one_trial():
-    health = HealthBoard(failures_to_open=2, cooldown_s=0.05)
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=2, cooldown_s=0.05, clock=clock)
     health.failure(1)
     assert health.available(1)
     health.failure(1)
     assert not health.available(1)
-    time.sleep(0.06)
+    clock.advance(0.049)
+    assert not health.available(1)  # still cooling down
+    clock.advance(0.011)
     assert health.available(1)
     health.begin(1)
     assert not health.available(1)  # one trial at a time
@@ -97,10 +99,11 @@ def test_breaker_half_opens_after_cooldown_for_one_trial():
 
 
 def test_retry_after_cools_down_without_opening_the_breaker():
-    health = HealthBoard(failures_to_open=5, cooldown_s=60)
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=5, cooldown_s=60, clock=clock)
     health.failure(1, retry_after=0.05)
     assert not health.available(1)
-    time.sleep(0.06)
+    clock.advance(0.06)
     assert health.available(1)
 
 

@@ -21,6 +21,7 @@ from contracts.usage import Prices
 from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault
 from tests.routing.harness import make_tenant, publish_catalog
+from tests.waiting import wait_until
 
 MSG = [{"role": "user", "content": "hi"}]
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,12 +35,12 @@ def _chat(gateway, key, **extra):
 
 
 def _until(predicate, timeout=1.0):
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
+    wait_until(predicate, timeout=timeout, message="the gateway did not reach the expected state")
+
+
+def _catalog_version(gateway) -> int | None:
+    catalog = gateway.gateway.catalog.catalog
+    return None if catalog is None else catalog.version
 
 
 def test_revoked_key_is_refused_within_one_second_via_pubsub(gateway, tenant):
@@ -70,7 +71,7 @@ def test_price_change_takes_effect_within_one_second(gateway, sim, tenant, redis
         for o in catalog.offerings
     )
     publish_catalog(redis_client, CatalogSnapshot(version=2, generated_at=time.time(), offerings=offerings))
-    time.sleep(1.0)
+    wait_until(lambda: _catalog_version(gateway) == 2, timeout=1.0, message="the new prices did not reach the gateway")
     assert _chat(gateway, tenant.key).status_code == 200
     [event] = tenant.wait_events(1)
     assert event["prices"]["version"] == 2

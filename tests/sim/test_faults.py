@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from tests.sim.conftest import inject
+from tests.waiting import wait_until
 
 BODY = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
 URL = "/openai/v1/chat/completions"
@@ -97,9 +98,11 @@ def test_slow_drip_divides_the_output_speed():
     assert elapsed > 0.5 * 20 * normal_s  # drip_factor 20, generous for jitter
 
 
-def test_rate_and_duration_rules_expire(http):
-    inject(http, provider="openai", kind="http_500", rate=1.0, duration_s=0.001)
-    time.sleep(0.01)
+def test_rate_and_duration_rules_expire(sim, http):
+    added = http.post("/_sim/faults", json={"provider": "openai", "kind": "http_500", "rate": 1.0, "duration_s": 0.001})
+    added.raise_for_status()
+    until = added.json()["fault"]["until"]  # in the fleet's sim time
+    wait_until(lambda: sim.fleet.clock.now() >= until, timeout=5, message="the rule's 1 ms never ran out")
     assert http.post(URL, json=BODY).status_code == 200
 
 
