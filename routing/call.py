@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from routing.limits.admission import Admission
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import Body, RequestView
+
+log = logging.getLogger("routing.call")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +65,13 @@ class Call:
 
     @property
     def route_candidates(self) -> tuple[RouteCandidate, ...]:
-        """Why this offering: built when the usage event is, not while the caller waits."""
-        return self.explain_route()
+        """Why this offering: built when the usage event is, not while the caller waits. Never at the
+        price of the event itself: a failing explanation is logged and left out."""
+        try:
+            return self.explain_route()
+        except Exception:
+            log.exception("route explanation of %s failed", self.request_id)
+            return ()
 
     def bill(self) -> Bill:
         """What this call costs now: zero unless an offering produced something."""
