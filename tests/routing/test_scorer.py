@@ -148,3 +148,16 @@ def test_explanation_sums_parts_to_the_score(mode):
     assert {c.verdict.split(":")[0] for c in others} == {"lost"}
     for c in r.candidates():
         assert sum(c.parts.values()) == pytest.approx(c.score, abs=0.01)
+
+
+def test_a_failing_explanation_leaves_the_usage_event_without_candidates():
+    from routing.call import Call
+
+    call = object.__new__(Call)
+    call.request_id = "req-x"
+
+    def broken() -> tuple:
+        raise ZeroDivisionError
+
+    call.explain_route = broken
+    assert call.route_candidates == ()
