@@ -9,7 +9,6 @@ a ``ManualClock``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -29,20 +28,6 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, message: str, inte
         if time.monotonic() >= deadline:
             raise AssertionError(f"not within {timeout:g}s: {message}")
         time.sleep(interval)
-
-
-async def wait_until_async(
-    predicate: Callable[[], T], *, timeout: float, message: str, interval: float = INTERVAL_S
-) -> T:
-    """``wait_until`` for a coroutine: yields to the event loop between polls."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"not within {timeout:g}s: {message}")
-        await asyncio.sleep(interval)
 
 
 class ManualClock:
