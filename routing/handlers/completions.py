@@ -20,8 +20,9 @@ from routing.handlers.common import authenticate, new_request_id, parse_json, se
 from routing.limits.admission import admit
 from routing.redis_pipe import RedisUnavailable
 from routing.router import prefs as provider_prefs
+from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
-from routing.router.route import check_model_scope, plan, resolve_model, route_mode
+from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
@@ -101,10 +102,9 @@ async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[Non
 
 async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     view, record = call.view, call.record
-    alias = resolve_model(gw.catalog, view.model)
-    view.model = alias.model  # the catalog model routes, bills and names the answer from here on
-    check_model_scope(view.model, record)
-    call.mode = route_mode(call.headers.get("x-tokenway-route"), record)
+    auto = virtual_mode(view.model)  # "auto" / "auto:<mode>": the router picks the model too
+    alias_reason = "" if auto is not None else _resolve(gw, view, record)
+    call.mode = route_mode(auto or call.headers.get("x-tokenway-route"), record)
     prefs = provider_prefs.parse(view.provider_prefs)
     need = Need(view.input_estimate, view.max_tokens, view.needs)
     if view.cache_key:
@@ -112,11 +112,9 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
     elif view.input_estimate >= AFFINITY_MIN_TOKENS:
         call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
     affinity = await gw.affinity.lookup(call.fingerprint) if call.fingerprint else None
-    route = plan(
-        state=gw.catalog, health=gw.health, strategy=gw.strategy, record=record, model=view.model,
-        need=need, prefs=prefs, mode=call.mode, affinity=affinity,
-    )  # fmt: skip
-    call.route_reason = f"{alias.reason};{route.reason}" if alias.reason else route.reason
+    route = _plan(gw, call, need, prefs, affinity, auto=auto is not None)
+    view.model = route.offerings[0].model  # auto: the chosen model names and bills the answer
+    call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
@@ -125,6 +123,28 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
         gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gw.keys.rebuilding
     )
     await gw.exchanger.run(call, route.offerings, send)
+
+
+def _resolve(gw: Gateway, view: RequestView, record: KeyRecord) -> str:
+    """The catalog model routes, bills and names the answer from here on; returns the alias reason."""
+    alias = resolve_model(gw.catalog, view.model)
+    view.model = alias.model
+    check_model_scope(view.model, record)
+    return alias.reason
+
+
+def _plan(
+    gw: Gateway, call: Call, need: Need, prefs: provider_prefs.ProviderPrefs, affinity: int | None, *, auto: bool
+) -> Route:
+    if auto:
+        return plan_auto(
+            state=gw.catalog, health=gw.health, strategy=gw.strategy, record=call.record, need=need,
+            prefs=prefs, mode=call.mode, affinity=affinity,
+        )  # fmt: skip
+    return plan(
+        state=gw.catalog, health=gw.health, strategy=gw.strategy, record=call.record, model=call.view.model,
+        need=need, prefs=prefs, mode=call.mode, affinity=affinity,
+    )  # fmt: skip
 
 
 def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:

@@ -12,6 +12,8 @@ from contracts.snapshot import OfferingSnapshot
 from routing.router.strategy import Scored
 
 PART_DIGITS = 3
+MAX_SCORED_ROWS = 12  # ``auto`` scores every offering of every model: the record keeps the best dozen
+MAX_DROPPED_ROWS = 8
 Dropped = list[tuple[OfferingSnapshot, str]]
 
 
@@ -38,6 +40,7 @@ def _candidate(x: Scored, verdict: str) -> RouteCandidate:
 
 def explain(ordered: list[Scored], dropped: Dropped) -> tuple[RouteCandidate, ...]:
     """Every candidate with its verdict: the winner, why each other lost, which filter dropped the rest."""
-    rows = [_candidate(x, f"lost:{deciding_part(ordered[0], x)}" if i else WINNER) for i, x in enumerate(ordered)]
-    rows += [RouteCandidate(o.provider, o.offering_id, f"dropped:{why}") for o, why in dropped]
+    shown = ordered[:MAX_SCORED_ROWS]
+    rows = [_candidate(x, f"lost:{deciding_part(ordered[0], x)}" if i else WINNER) for i, x in enumerate(shown)]
+    rows += [RouteCandidate(o.provider, o.offering_id, f"dropped:{why}") for o, why in dropped[:MAX_DROPPED_ROWS]]
     return tuple(rows)

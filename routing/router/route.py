@@ -84,6 +84,17 @@ def plan(
     offerings = state.by_model.get(model)
     if not offerings:
         raise unknown_model(model)
+    return plan_among(
+        offerings, state=state, health=health, strategy=strategy, record=record, model=model, need=need,
+        prefs=prefs, mode=mode, affinity=affinity,
+    )  # fmt: skip
+
+
+def plan_among(
+    offerings: tuple[OfferingSnapshot, ...], *, state: CatalogState, health: HealthBoard, strategy: Strategy,
+    record: KeyRecord, model: str, need: Need, prefs: ProviderPrefs, mode: str, affinity: int | None,
+) -> Route:  # fmt: skip
+    """``plan`` over given offerings (one model's, or several for a virtual model)."""
     pool, why, dropped = filtered(offerings, record, need, prefs, health)
     if not pool:
         cooling = why == "all_cooling_down"

@@ -161,3 +161,30 @@ def test_a_failing_explanation_leaves_the_usage_event_without_candidates():
 
     call.explain_route = broken
     assert call.route_candidates == ()
+
+
+def test_auto_picks_the_model_by_mode_and_keeps_fallbacks_within_it():
+    from dataclasses import replace
+
+    from routing.router.auto import plan_auto, virtual_mode
+
+    cheap = [replace(o, model="small", quality=0.7) for o in FLEET[:2]]
+    smart = [replace(o, offering_id=o.offering_id + 10, model="big", quality=0.95, prices=Prices(2_000_000, 8_000_000))
+             for o in FLEET[:2]]  # fmt: skip
+    s = CatalogState("beijing")
+    s.set_catalog(CatalogSnapshot(1, 0.0, (*cheap, *smart), models=(ModelSnapshot("small", "vendor"),
+                                                                     ModelSnapshot("big", "vendor"))))  # fmt: skip
+    assert (virtual_mode("auto"), virtual_mode("auto:cost"), virtual_mode("auto:x"), virtual_mode("m")) == (
+        "", "cost", None, None,
+    )  # fmt: skip
+
+    def auto(mode, record=RECORD):
+        return plan_auto(
+            state=s, health=HealthBoard(failures_to_open=3, cooldown_s=15), strategy=DefaultScorer(), record=record,
+            need=NEED, prefs=ProviderPrefs(), mode=mode, affinity=None,
+        )  # fmt: skip
+
+    assert {o.model for o in auto("cost").offerings} == {"small"} and auto("cost").reason.startswith("auto:small;cost:")
+    assert {o.model for o in auto("quality").offerings} == {"big"}
+    only_big = replace(RECORD, allowed_models=("big",))
+    assert {o.model for o in auto("cost", only_big).offerings} == {"big"}

@@ -159,3 +159,20 @@ def test_route_header_names_mode_winner_and_deciding_factor(gateway, tenant, red
     response = chat(gateway, tenant, "gpt-4.1-mini", mode)
     parts = response.headers["x-tokenway-route"].split(":")
     assert parts[0] == mode and parts[1] == response.headers["x-tokenway-provider"] and len(parts) == 3
+
+
+@pytest.mark.parametrize("asked", ["auto", "auto:cost", "auto:performance", "auto:quality"])
+def test_virtual_models_choose_an_allowed_model_and_name_it(gateway, redis_client, asked):
+    from tests.routing.harness import make_tenant
+
+    publish_stats(gateway, redis_client, {})
+    allowed = ("deepseek-v3.2", "kimi-k2", "gpt-4.1-mini")
+    t = make_tenant(redis_client, allowed_models=allowed)
+    response = chat(gateway, t, asked)
+    body = response.json()
+    model = response.headers["x-tokenway-offering"].split("/", 1)[1]
+    assert model in allowed and body["model"] == model
+    assert response.headers["x-tokenway-provider"] != "bargain-cloud"
+    assert response.headers["x-tokenway-route"].startswith(f"auto:{model};")
+    [event] = t.wait_events(1)
+    assert event["model"] == model and event["route_candidates"][0]["verdict"] == "winner"
