@@ -29,7 +29,7 @@ CHECKOUT_URL = "https://checkout.stripe.com/c/pay/cs_live_tokenway"
 class _Checkout(BaseHTTPRequestHandler):
     seen: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:  # http.server's name for the POST handler
         body = self.rfile.read(int(self.headers["Content-Length"] or 0)).decode()
         self.seen.append({"path": self.path, "auth": self.headers["Authorization"], "form": parse_qs(body)})
         payload = json.dumps({"id": "cs_live_tokenway", "object": "checkout.session", "url": CHECKOUT_URL}).encode()
