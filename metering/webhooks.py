@@ -158,6 +158,8 @@ def _topup_link(intent: Any, *, tenant: Tenant) -> None:
 
 
 def _payment_intent_failed(intent: Any) -> None:
+    if (tenant := _tenant_of(intent)) is not None:
+        _topup_link(intent, tenant=tenant)  # a Checkout top-up whose payment failed shows as failed, not pending
     TopUp.objects.filter(payment_intent_id=intent["id"], status=TopUpStatus.PENDING).update(
         status=TopUpStatus.FAILED, completed_at=timezone.now()
     )

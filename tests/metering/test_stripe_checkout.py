@@ -93,3 +93,19 @@ def test_a_member_without_billing_rights_cannot_start_a_live_top_up(client, tena
     response = client.post(reverse("frontend:topup", args=["acme"]), {"amount": "25"})
     assert response.status_code == 403
     assert checkout_stripe == [] and not TopUp.objects.exists()
+
+
+def test_a_failed_checkout_payment_marks_its_top_up_failed_and_credits_nothing(
+    client, tenant, owner, redis_client, checkout_stripe
+):
+    tenant.stripe_customer_id = "cus_live"
+    tenant.save()
+    client.force_login(owner.user)
+    client.post(reverse("frontend:topup", args=["acme"]), {"amount": "25"})
+    topup = TopUp.objects.get()
+    intent = {"id": "pi_live_declined", "object": "payment_intent", "amount": 2500,
+              "metadata": {"tenant_id": str(tenant.pk), "topup_id": str(topup.pk)}}  # fmt: skip
+    deliver(client, "evt_live_failed", "payment_intent.payment_failed", intent)
+    topup.refresh_from_db()
+    assert (topup.status, topup.payment_intent_id) == (TopUpStatus.FAILED, "pi_live_declined")
+    assert tenant_account_balance(tenant_id=tenant.pk) == 0
