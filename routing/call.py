@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import MICROS_PER_UNIT, Tokens, cost_micros
+from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, cost_micros
 from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
 from routing.usage.tracker import UsageTracker
@@ -60,6 +61,10 @@ class Call:
     client_gone: bool = False
     ttft_ms: float | None = None
     extra_flags: list[str] = field(default_factory=list)
+    # Hands the usage event to Redis just before the answer's last byte (routing.accounting): a gateway
+    # killed right after answering has written its event already. ``early`` is (event, its futures).
+    before_last_byte: Callable[[], Awaitable[None]] | None = None
+    early: tuple[UsageEvent, list[Any]] | None = None
     started_at: float = field(default_factory=time.time)
     started_mono: float = field(default_factory=time.monotonic)
 

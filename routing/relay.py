@@ -62,6 +62,7 @@ async def relay_json(call: Call, opened: Opened, send: Send) -> None:
     body = _caller_body(call, upstream)
     call.status, call.http_status = "ok", 200
     call.response_started = True
+    await _before_last_byte(call)
     await respond(send, 200, orjson.dumps(body), call.provenance())
     call.delivered = True
 
@@ -147,7 +148,14 @@ async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
         )
         return
     call.complete = True
-    await end_stream(send, converter.finish())
+    tail = converter.finish()
+    await _before_last_byte(call)
+    await end_stream(send, tail)
+
+
+async def _before_last_byte(call: Call) -> None:
+    if call.before_last_byte is not None:
+        await call.before_last_byte()
 
 
 def _mid_stream_error(exc: BaseException) -> GatewayError:

@@ -12,6 +12,7 @@ from routing.asgi_io import Send, request_id_headers, respond
 from routing.errors import GatewayError, invalid_key, invalid_request, store_unavailable
 from routing.gateway import Gateway
 from routing.redis_pipe import RedisUnavailable
+from routing.wire import checks
 from routing.wire.dialects import Dialect
 
 
@@ -44,6 +45,7 @@ def parse_json(raw: bytes) -> dict[str, Any]:
         raise invalid_request(f"Request body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
         raise invalid_request("Request body must be a JSON object.")
+    checks.nesting(body)
     return body
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 from typing import Any
 
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
-from routing.accounting import account, account_unread
+from routing.accounting import account, account_unread, hand_off_early
 from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
@@ -54,6 +55,7 @@ async def serve(gw: Gateway, dialect: Dialect, scope: Scope, receive: Receive, s
         return
     forward = body if view.forward is None else view.forward  # Responses: already translated to chat
     call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
+    call.before_last_byte = partial(hand_off_early, gw, call)
     await _run(gw, call, receive, send)
 
 

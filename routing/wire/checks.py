@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contracts.tokens import MAX_NESTING
 from routing.errors import invalid_request
 
 Body = dict[str, Any]
@@ -77,3 +78,23 @@ def message_list(body: Body, roles: frozenset[str], message: str) -> list[Any]:
         if content is not None and not isinstance(content, str | list):
             raise invalid_request(f"{param}.content must be a string or an array.", param=f"{param}.content")
     return messages
+
+
+# Walked with the input-token estimate (and refused there when too deep); every other field is walked here
+# (the Responses ``input`` too: it is translated, not estimated, as it arrives).
+_ESTIMATED_FIELDS = frozenset(("messages",))
+
+
+def nesting(body: Body) -> None:
+    """Refuse a body with any field nested deeper than ``MAX_NESTING``, before anything is reserved: a
+    deep value in a field we only forward would otherwise fail when the body is re-encoded (a 500)."""
+    stack: list[tuple[Any, int]] = [(v, 1) for k, v in body.items() if k not in _ESTIMATED_FIELDS]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth >= MAX_NESTING:
+            raise invalid_request(f"Request JSON is nested too deeply: more than {MAX_NESTING} levels.")
+        stack.extend((child, depth + 1) for child in item)

@@ -10,7 +10,7 @@ from contracts.usage import Tokens
 from routing.errors import GatewayError, invalid_request
 from routing.translate.responses_events import error_event
 from routing.translate.responses_request import ResponsesShape, to_chat
-from routing.wire import openai
+from routing.wire import checks, openai
 from routing.wire.request import Body, RequestView, positive_int
 
 NAME = "responses"
@@ -44,6 +44,7 @@ def view(body: Body) -> ResponsesView:
     if not (isinstance(items, str) and items) and not (isinstance(items, list) and items):
         raise invalid_request("'input' must be a non-empty string or array of items.", param="input")
     _check_message_contents(items)
+    checks.optional_list(body, "tools")
     chat, shape = to_chat(body)
     if not chat["messages"]:
         raise invalid_request("'input' holds no message the model can read.", param="input")

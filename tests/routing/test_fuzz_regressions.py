@@ -25,3 +25,36 @@ def test_a_responses_message_whose_content_is_neither_text_nor_parts_is_a_4xx(ga
     r = requests.post(gateway.base_url + "/v1/responses", json=body, headers={"x-api-key": tenant.key}, timeout=10)
     assert r.status_code == 400, r.text
     assert r.json()["error"]["param"] == "input[0].content"
+
+
+def _deep(levels: int) -> object:
+    value: object = "x"
+    for index in range(levels):
+        value = [value] if index % 2 else {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/chat/completions", {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "n": _deep(300)}),
+        ("/v1/messages", {"model": "claude-haiku-4.5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}],
+                          "metadata": _deep(300)}),
+        ("/v1/responses", {"model": "gpt-4.1-mini", "input": "hi", "max_output_tokens": _deep(300)}),
+        ("/v1/responses", {"model": "gpt-4.1-mini", "input": [{"type": "function_call_output", "call_id": "c",
+                                                               "output": _deep(300)}]}),
+    ],
+)  # fmt: skip
+def test_a_deep_value_in_a_field_only_forwarded_is_a_400_before_anything_is_held(gateway, tenant, path, body):
+    r = requests.post(gateway.base_url + path, json=body, headers={"x-api-key": tenant.key}, timeout=10)
+    assert r.status_code == 400, r.text
+    assert "nested too deeply" in r.json()["error"]["message"]
+    assert tenant.avail() == 10**9  # nothing was held
+
+
+@pytest.mark.parametrize("tools", [True, 1e-05, 3, "x", {"type": "function"}])
+def test_responses_tools_that_are_not_an_array_are_a_400(gateway, tenant, tools):
+    body = {"model": "gpt-4.1-mini", "input": "hi", "max_output_tokens": 16, "tools": tools}
+    r = requests.post(gateway.base_url + "/v1/responses", json=body, headers={"x-api-key": tenant.key}, timeout=10)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] == "tools"
