@@ -71,6 +71,7 @@ class UsageConsumer:
     client: redis.Redis
     name: str
     after_batch: Callable[[IngestResult], None] = ingest_followup
+    ingest: Callable[..., IngestResult] = usage_ingest  # the ledger write (a seam for outage tests)
 
     def claim_stale(self) -> list[Entry]:
         """Entries a crashed consumer read but never acked."""
@@ -95,7 +96,7 @@ class UsageConsumer:
         crash_point("after_receipt")
         events, bad = self._parse(entries)
         close_old_connections()
-        result = usage_ingest(events=events)
+        result = self.ingest(events=events)
         crash_point("after_ledger")
         if bad:
             self.client.xadd(DEAD_LETTER_STREAM, {"id": b",".join(bad)}, maxlen=100_000, approximate=True)
