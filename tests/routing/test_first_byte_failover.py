@@ -1,0 +1,70 @@
+"""A provider stalling before its first byte is left after a deadline from its measured TTFT, not the
+60 s first-token timeout; the call fails over and only the answering offering is billed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+import requests
+
+from contracts import redis_keys as rk
+from contracts.snapshot import OfferingStats, StatsSnapshot
+from routing.app import make_gateway_app
+from routing.failover.deadline import FLOOR_S
+from sim.server import SimHandle
+from tests.catalogs import sim_catalog
+from tests.routing import harness
+from tests.routing.conftest import add_fault
+from tests.routing.harness import ServerThread, make_tenant, publish_catalog
+from tests.waiting import wait_until
+
+ORDER = {"provider": {"order": ["openai", "openrouter"]}}
+STALL_SIM_S = 20_000  # x the fleet's time scale (0.005): 100 s real, far past any deadline here
+
+
+@pytest.fixture
+def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[ServerThread]:
+    """A gateway with production timeouts (60 s first token), so only the derived deadline can be quick."""
+    publish_catalog(redis_client, sim_catalog(sim.provider_url))
+    requests.post(f"{sim.base_url}/_sim/reset", timeout=5)
+    requests.delete(f"{sim.base_url}/_sim/faults", timeout=5)
+    server = ServerThread(make_gateway_app(harness.test_config(first_token_timeout_s=60.0, deadline_s=120.0)))
+    wait_until(lambda: server.gateway.catalog.by_model, timeout=5, message="catalog")
+    yield server
+    server.stop()
+
+
+def _publish_ttft(server: ServerThread, client: redis.Redis, p90_ms: float) -> None:
+    offerings = [o for o in server.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
+    stats = {str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=p90_ms / 2, ttft_p90_ms=p90_ms)
+             for o in offerings}  # fmt: skip
+    stamp = time.time()
+    client.set(rk.STATS_SNAPSHOT, StatsSnapshot(1, stamp, "1h", {"all": stats}).to_json())
+    client.incr(rk.STATS_VERSION)
+    client.publish(rk.SNAPSHOT_CHANNEL, "stats")
+    catalog = server.gateway.catalog
+    wait_until(lambda: catalog.stats is not None and catalog.stats.generated_at == stamp, timeout=5, message="stats")
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_gateway, sim, redis_client, stream):
+    tenant = make_tenant(redis_client)
+    _publish_ttft(patient_gateway, redis_client, p90_ms=300)  # deadline: the 2 s floor
+    add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": stream,
+            **ORDER}  # fmt: skip
+    started = time.monotonic()
+    r = requests.post(f"{patient_gateway.base_url}/v1/chat/completions", json=body, timeout=90,
+                      headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+    took = time.monotonic() - started
+    assert r.status_code == 200, r.text
+    assert r.headers["x-tokenway-provider"] == "openrouter"
+    # Whole answers add max_tokens / 25 tokens/s (0.2 s here) to the first-byte deadline.
+    assert FLOOR_S <= took < FLOOR_S + 3, took
+    [event] = tenant.wait_events(1)
+    assert event["provider"] == "openrouter" and event["attempts"] == 2 and event["status"] == "ok"
+    time.sleep(0.5)
+    assert len(tenant.events()) == 1  # billed once, for the answering offering
