@@ -36,7 +36,8 @@ def to_chat(body: Body) -> tuple[Body, ResponsesShape]:
     items = body.get("input")
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and item.get("type") == "additional_tools":
-            for tool in item.get("tools") if isinstance(item.get("tools"), list) else ():
+            tools = item.get("tools")
+            for tool in tools if isinstance(tools, list) else ():
                 shape.tools.add(tool)
     chat: Body = {"model": body.get("model"), "messages": _messages(body, shape.tools)}
     _options(chat, body, shape.tools)

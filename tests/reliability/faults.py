@@ -14,6 +14,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -103,7 +104,8 @@ def stream_request_ids(stack: Stack, wanted: set[str]) -> set[str]:
     client = redis.Redis.from_url(stack_urls(stack)["REDIS_URL"], socket_timeout=5)
     found: set[str] = set()
     for stream in (rk.USAGE_STREAM, f"{rk.USAGE_STREAM}:dead"):
-        for _, fields in client.xrange(stream):
+        entries: Any = client.xrange(stream)  # redis-py types the sync/async union
+        for _, fields in entries:
             raw = fields.get(b"e", b"")
             found.update(rid for rid in wanted if rid.encode() in raw)
     client.close()

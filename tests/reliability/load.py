@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import requests
 
 WORKERS = 48  # enough threads that a 5 s stall at 25 req/s does not slow the sender down
 REQUEST_TIMEOUT_S = 30.0
-BODY = {"model": "deepseek-v3.2", "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8}
+BODY: dict[str, Any] = {
+    "model": "deepseek-v3.2",
+    "messages": [{"role": "user", "content": "Say hello."}],
+    "max_tokens": 8,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +39,8 @@ class LoadResult:
     def ok_ids(self) -> list[str]:
         return [a.request_id for a in list(self.answers) if a.status == 200 and a.request_id]
 
-    def count(self, predicate: object) -> int:
-        return sum(1 for a in self.answers if predicate(a))  # type: ignore[operator]
+    def count(self, predicate: Callable[[Answer], bool]) -> int:
+        return sum(1 for a in self.answers if predicate(a))
 
     @property
     def server_errors(self) -> list[Answer]:

@@ -79,7 +79,7 @@ def test_schemathesis_finds_no_server_error(chaos: Stack, tmp_path: Path) -> Non
         (_schemathesis(chaos, tmp_path / f"{phases}.ndjson", phases=phases, workers=workers), tmp_path / f"{phases}.ndjson")
         for phases, workers in (("coverage", 1), ("examples,fuzzing", 5))
     ]  # fmt: skip
-    cases, errors = 0, []
+    cases, errors = 0, list[str]()
     for run, report in runs:
         found, failed = _cases_and_server_errors(report)
         cases, errors = cases + found, errors + failed

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -51,14 +52,15 @@ def own(tmp_path: Path, sim: SimHandle) -> Iterator[tuple[OwnRedis, ServerThread
         server_redis.close()
 
 
-def _post(gateway: ServerThread, key: str, path: str, body: dict[str, object]) -> requests.Response:
+def _post(gateway: ServerThread, key: str, path: str, body: dict[str, Any]) -> requests.Response:
     return requests.post(gateway.base_url + path, json=body, headers={"authorization": f"Bearer {key}"}, timeout=20)
 
 
 def _stream_events(url: str) -> list[dict[str, object]]:
     client = redis.Redis.from_url(url)
     try:
-        return [orjson.loads(fields[b"e"]) for _, fields in client.xrange(rk.USAGE_STREAM)]
+        entries: Any = client.xrange(rk.USAGE_STREAM)  # redis-py types the sync/async union
+        return [orjson.loads(fields[b"e"]) for _, fields in entries]
     finally:
         client.close()
 
