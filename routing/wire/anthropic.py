@@ -40,6 +40,7 @@ def _check(body: Body) -> tuple[str, list[Any]]:
     checks.optional_range(body, "temperature", 0, 1)
     checks.optional_range(body, "top_p", 0, 1)
     checks.optional_list(body, "tools")
+    checks.optional_stop(body, "stop_sequences", single_allowed=False)
     checks.optional_object(body, "provider")
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):

@@ -61,6 +61,16 @@ def optional_list(body: Body, name: str) -> None:
         raise invalid_request(f"'{name}' must be an array.", param=name)
 
 
+def optional_stop(body: Body, name: str, *, single_allowed: bool) -> None:
+    """Stop sequences: an array of strings (or one string, in the OpenAI dialect); they are translated."""
+    value = body.get(name)
+    if value is None or (single_allowed and isinstance(value, str)):
+        return
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        kind = "a string or an array of strings" if single_allowed else "an array of strings"
+        raise invalid_request(f"'{name}' must be {kind}.", param=name)
+
+
 def message_list(body: Body, roles: frozenset[str], message: str) -> list[Any]:
     """A non-empty array of objects, each with a known role and string or array content."""
     messages = body.get("messages")

@@ -40,6 +40,7 @@ def _check(body: Body) -> tuple[str, list[Any]]:
     checks.optional_range(body, "temperature", 0, 2)
     checks.optional_range(body, "top_p", 0, 1)
     checks.optional_list(body, "tools")
+    checks.optional_stop(body, "stop", single_allowed=True)
     checks.optional_object(body, "provider")
     return model, messages
 

@@ -21,6 +21,7 @@ FIELDS = (
     "model", "messages", "max_tokens", "max_completion_tokens", "max_output_tokens", "stream", "stream_options",
     "temperature", "top_p", "tools", "tool_choice", "response_format", "system", "input", "instructions",
     "provider", "prompt_cache_key", "metadata", "thinking", "reasoning", "previous_response_id", "n", "stop",
+    "stop_sequences", "top_k", "user", "text", "parallel_tool_calls", "store",
     "0.role", "0.content", "0.content.0", "0.tool_calls", "0.type",
 )  # fmt: skip
 REMOVE = object()

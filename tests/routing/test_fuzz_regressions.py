@@ -58,3 +58,19 @@ def test_responses_tools_that_are_not_an_array_are_a_400(gateway, tenant, tools)
     r = requests.post(gateway.base_url + "/v1/responses", json=body, headers={"x-api-key": tenant.key}, timeout=10)
     assert r.status_code == 400, r.text
     assert r.json()["error"]["param"] == "tools"
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "value"),
+    [
+        ("/v1/chat/completions", "stop", 0.5),
+        ("/v1/chat/completions", "stop", [1, 2]),
+        ("/v1/messages", "stop_sequences", "END"),
+        ("/v1/messages", "stop_sequences", [None]),
+    ],
+)
+def test_stop_sequences_of_the_wrong_type_are_a_400_before_translation(gateway, tenant, path, field, value):
+    body = {"model": "claude-haiku-4.5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}], field: value}
+    r = requests.post(gateway.base_url + path, json=body, headers={"x-api-key": tenant.key}, timeout=10)
+    assert r.status_code == 400, r.text
+    assert f"'{field}'" in r.json()["error"]["message"]
