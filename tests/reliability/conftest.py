@@ -6,6 +6,7 @@ failures, not ours) and faster than real time, so every 5xx the suite sees is th
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +24,13 @@ REGIONS = "beijing,shanghai"  # two probe workers are enough to kill one; fewer 
 
 @pytest.fixture(scope="package")
 def chaos() -> Iterator[Stack]:
-    profiles = calm_profiles(Path(tempfile.mkdtemp(prefix="tokenway-chaos-sim-")))
-    env = {"SIM_PROFILES": str(profiles), "SIM_TIME_SCALE": SIM_TIME_SCALE, "TOKENWAY_REGIONS": REGIONS}
+    folder = Path(tempfile.mkdtemp(prefix="tokenway-chaos-sim-"))
+    env = {"SIM_PROFILES": str(calm_profiles(folder)), "SIM_TIME_SCALE": SIM_TIME_SCALE, "TOKENWAY_REGIONS": REGIONS}
     start_table()
-    with running_stack(
-        "reliability", extra_env=env, tracebacks_allowed=True, after_stop=postgres_stop_if_running
-    ) as stack:
-        yield stack
+    try:
+        with running_stack(
+            "reliability", extra_env=env, tracebacks_allowed=True, after_stop=postgres_stop_if_running
+        ) as stack:
+            yield stack
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
