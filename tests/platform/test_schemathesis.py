@@ -36,8 +36,10 @@ from tenants.invitations import invitation_create
 from tenants.models import Tenant
 from tests.factories import MembershipFactory, ModelFactory, OfferingFactory, ProviderFactory, issue_key
 
-MAX_EXAMPLES = 20  # per operation and mode: 31 operations x 2 modes stay well under the budget
-BUDGET_S = 60
+MAX_EXAMPLES = 20  # per operation and mode: ~40 operations x 2 modes
+# A bound against a hang, not a speed target (benchmarks measure speed): ~50 s alone, ~75 s under coverage
+# on a busy 2-core machine.
+BUDGET_S = 240
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 KNOWN_REQUEST_ID = "req_schemathesis"
 # Positive: valid inputs must reach real work and answer in schema. Negative: inputs that break the schema
@@ -104,6 +106,7 @@ def _point_at_real_objects(case: Any, world: dict[str, Any], turn: int) -> None:
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("keep_db_connection")
+@pytest.mark.timeout(BUDGET_S + 60)
 def test_every_operation_answers_in_schema_and_never_with_a_server_error(world):
     schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
     operations = [result.ok() for result in schema.get_all_operations()]
