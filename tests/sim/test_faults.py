@@ -127,3 +127,17 @@ def test_profile_configured_fault_rates_fire(sim, http):
         for i in range(300)
     ]
     assert statuses.count(500) > 0
+
+
+def test_a_caller_gone_before_a_plain_answer_is_no_server_error(http, sim, caplog):
+    """A probe cut short at shutdown leaves while the fleet 'generates': nothing to log as an error."""
+    import logging
+
+    inject(http, provider="openai", kind="stall_before_first_token", count=1, stall_s=200)  # 0.2 s real
+    with httpx2.Client(timeout=httpx2.Timeout(5, read=0.05)) as client, pytest.raises(httpx2.ReadTimeout):
+        client.post(sim.base_url + URL, json=BODY)  # not streamed: the answer comes whole after the stall
+    caplog.set_level(logging.ERROR, logger="aiohttp.server")
+    started = time.monotonic()
+    wait_until(lambda: time.monotonic() - started > 0.4, timeout=2, message="the stalled answer's turn")
+    assert [r.getMessage() for r in caplog.records if r.name == "aiohttp.server"] == []
+    assert http.post(URL, json=BODY).status_code == 200  # the fleet still serves
