@@ -15,6 +15,7 @@ from sim.catalog import DEFAULT_CATALOG, OfferingSpec, load_catalog
 from sim.clock import SimClock
 from sim.draws import Draws, mix64, stable_hash
 from sim.faults import FaultBook
+from sim.network import DEFAULT_NETWORK, Network, load_network
 from sim.profiles import DEFAULT_PROFILES, Profile, ProfileBook, load_profiles
 from sim.ratelimit import RateLimiter
 from sim.requestlog import RequestLog
@@ -75,8 +76,10 @@ class Fleet:
         time_scale: float = 1.0,
         catalog_path: Path | str = DEFAULT_CATALOG,
         profiles_path: Path | str = DEFAULT_PROFILES,
+        network_path: Path | str = DEFAULT_NETWORK,
     ) -> None:
         self.seed = seed
+        self.network: Network = load_network(network_path)
         self.clock = SimClock(time_scale=time_scale)
         self.book: ProfileBook = load_profiles(profiles_path)
         self.providers = self._build(load_catalog(catalog_path))
