@@ -45,6 +45,8 @@ class KeyRecord:
     expires_at: float | None = None  # epoch seconds; rotation sets it on the old key
     # BYOK: provider slug -> Fernet token of the tenant's provider API key (decrypted by the gateway).
     byok: dict[str, str] = field(default_factory=dict)
+    # BYOK: provider slug -> the tenant's own endpoint for that provider (checked again at connect time).
+    byok_base_urls: dict[str, str] = field(default_factory=dict)
     # Markup applied by metering; carried so the gateway can hold the tenant price.
     markup_bps: int = 0  # basis points on top of provider cost
     postpaid: bool = False

@@ -8,6 +8,7 @@ from pathlib import Path
 from contracts.env import (
     DEV_CREDENTIAL_KEYS,
     DEV_PEPPER,
+    env_bool,
     env_float,
     env_int,
     env_list,
@@ -25,6 +26,8 @@ class GatewayConfig:
     credential_keys: tuple[str, ...] = DEV_CREDENTIAL_KEYS
     max_body_bytes: int = 10 * 1024 * 1024
     connect_timeout_s: float = 5.0
+    upstream_per_host_limit: int = 0  # requests in flight to one upstream host; 0 = bounded by fds/memory only
+    pool_wait_s: float = 2.0  # longest wait for a per-host slot before a 503 (never a breaker failure)
     first_token_timeout_s: float = 60.0  # upstream headers + first body bytes
     idle_timeout_s: float = 60.0  # longest gap between two upstream chunks
     deadline_s: float = 600.0  # whole request, a slow drip included
@@ -37,6 +40,7 @@ class GatewayConfig:
     max_attempts: int = 3
     spool_dir: str = ".data/spool"  # usage events Redis could not take, until it takes them
     placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
+    allow_loopback_provider_urls: bool = False  # tenants' BYOK URLs on loopback: development only
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -52,9 +56,12 @@ class GatewayConfig:
             credential_keys=tuple(env_list("TOKENWAY_CREDENTIAL_KEYS", () if prod else DEV_CREDENTIAL_KEYS)),
             max_body_bytes=env_int("TOKENWAY_MAX_BODY_BYTES", _D.max_body_bytes),
             connect_timeout_s=env_float("TOKENWAY_CONNECT_TIMEOUT", _D.connect_timeout_s),
+            upstream_per_host_limit=env_int("TOKENWAY_UPSTREAM_PER_HOST", _D.upstream_per_host_limit),
+            pool_wait_s=env_float("TOKENWAY_POOL_WAIT", _D.pool_wait_s),
             first_token_timeout_s=env_float("TOKENWAY_FIRST_TOKEN_TIMEOUT", _D.first_token_timeout_s),
             idle_timeout_s=env_float("TOKENWAY_IDLE_TIMEOUT", _D.idle_timeout_s),
             deadline_s=env_float("TOKENWAY_DEADLINE", _D.deadline_s),
+            allow_loopback_provider_urls=env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not prod),
             spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )
 

@@ -64,8 +64,12 @@ def body_too_large(limit: int) -> GatewayError:
 class UpstreamFailure(Exception):
     """One attempt at one offering failed; ``retryable`` says if another offering may be tried."""
 
-    def __init__(self, status: int, kind: str, message: str, *, retryable: bool, retry_after: float | None = None):
+    def __init__(
+        self, status: int, kind: str, message: str, *, retryable: bool, retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(message)
+        self.code = code  # the caller's error code when it is more precise than the status's
         self.status = status  # the status we would show the caller: 502, 503 or 504
         self.kind = kind  # "connect" | "timeout" | "http_429" | "http_5xx" | "http_4xx" | "protocol"
         self.message = message
@@ -75,7 +79,7 @@ class UpstreamFailure(Exception):
         self.upstream_body: bytes = b""
 
     def to_gateway_error(self) -> GatewayError:
-        code = {502: "upstream_error", 503: "upstream_unavailable", 504: "upstream_timeout"}.get(
+        code = self.code or {502: "upstream_error", 503: "upstream_unavailable", 504: "upstream_timeout"}.get(
             self.status, "upstream_error"
         )
         return GatewayError(self.status, code, self.message, retry_after=self.retry_after)

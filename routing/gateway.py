@@ -9,9 +9,9 @@ import aiohttp
 
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
-from routing.exchange import Exchanger
 from routing.failover.health import HealthBoard
 from routing.failover.shared import LiveSync
+from routing.forwarding import Forwarder
 from routing.http_client import make_session
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.redis_pipe import PipelinedRedis
@@ -41,20 +41,20 @@ class Gateway:
         self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
         self.spool = UsageSpool(spool_folder(config.spool_dir, config.redis_url))
         self._session: aiohttp.ClientSession | None = None
-        self._exchanger: Exchanger | None = None
+        self._forwarder: Forwarder | None = None
         self._replayer: asyncio.Task[None] | None = None
 
     @property
-    def exchanger(self) -> Exchanger:
-        assert self._exchanger is not None, "gateway not started (ASGI lifespan)"
-        return self._exchanger
+    def forwarder(self) -> Forwarder:
+        assert self._forwarder is not None, "gateway not started (ASGI lifespan)"
+        return self._forwarder
 
     async def start(self) -> None:
         await self.redis.connect()
         for script in (ADMISSION, SETTLE):
             await self.redis.execute("SCRIPT", "LOAD", script.source)
         self._session = make_session(self.config)
-        self._exchanger = Exchanger(self.config, self._session, self.health, self.credentials, self.catalog.stats_for)
+        self._forwarder = Forwarder(self.config, self._session, self.health, self.credentials, self.catalog.stats_for)
         await self.refresher.start()
         self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
         self.live_sync.start()
@@ -66,6 +66,8 @@ class Gateway:
             await asyncio.gather(self._replayer, return_exceptions=True)
         self.spool.rotate()  # what is still spooled is fsync'd; the next process replays it
         await self.refresher.stop()
+        if self._forwarder is not None:
+            await self._forwarder.close()
         if self._session is not None:
             await self._session.close()
         await self.redis.close()

@@ -15,7 +15,7 @@ from django.utils import timezone
 from apikeys.models import ApiKey
 from contracts import redis_keys
 from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
-from credentials.selectors import byok_tokens_for_tenant
+from credentials.selectors import byok_base_urls_for_tenant, byok_tokens_for_tenant
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -52,6 +52,7 @@ def key_record_for(api_key: ApiKey, *, byok: dict[str, str] | None = None) -> Ke
         ),
         expires_at=api_key.expires_at.timestamp() if api_key.expires_at else None,
         byok=byok if byok is not None else byok_tokens_for_tenant(tenant_id=tenant.pk),
+        byok_base_urls=byok_base_urls_for_tenant(tenant_id=tenant.pk),
         markup_bps=tenant.markup_bps,
         postpaid=tenant.billing_mode == BillingMode.POSTPAID,
     )

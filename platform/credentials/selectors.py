@@ -24,3 +24,13 @@ def byok_tokens_for_tenant(*, tenant_id: int) -> dict[str, str]:
     """{provider slug: Fernet token} for the gateway's key record."""
     rows = ProviderCredential.objects.filter(tenant_id=tenant_id).values_list("provider__slug", "secret_token")
     return dict(rows)
+
+
+def byok_base_urls_for_tenant(*, tenant_id: int) -> dict[str, str]:
+    """{provider slug: the tenant's own endpoint} for credentials that name one."""
+    rows = (
+        ProviderCredential.objects.filter(tenant_id=tenant_id)
+        .exclude(base_url="")
+        .values_list("provider__slug", "base_url")
+    )
+    return dict(rows)

@@ -7,11 +7,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.models import Provider
+from contracts.url_policy import UnsafeUrl, validate_public_url
 from credentials.crypto import encrypt_secret, reencrypt
 from credentials.models import ProviderCredential
 from tenants.models import Tenant
 from tokenway.api_errors import ApiError
-from tokenway.url_safety import UnsafeUrl, validate_public_url
 
 
 def _checked_base_url(base_url: str) -> str:

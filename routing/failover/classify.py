@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import aiohttp
 
+from routing.byok_connect import RefusedAddress, refused
 from routing.errors import UpstreamFailure
 
 MAX_RETRY_AFTER_S = 300.0
@@ -56,6 +57,8 @@ def from_exception(exc: BaseException) -> UpstreamFailure:
         return UpstreamFailure(504, "timeout", "The provider did not answer in time.", retryable=True)
     # The caller reads a plain sentence; the library's text (hosts, ports, internals) goes to our log only.
     log.info("upstream failure: %s: %s", type(exc).__name__, exc)
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, RefusedAddress):
+        return refused(exc.host, str(exc.os_error))
     if isinstance(exc, aiohttp.ClientConnectorError):
         return UpstreamFailure(502, "connect", "Could not connect to the provider.", retryable=True)
     return UpstreamFailure(502, "protocol", "The provider connection failed before the answer began.", retryable=True)

@@ -97,9 +97,12 @@ def test_byok_credential_reaches_the_key_record_encrypted(tenant, redis_client, 
     provider = ProviderFactory(slug="deepseek")
     with django_capture_on_commit_callbacks(execute=True):
         _, plaintext = issue_key(tenant)
-        credential_create(tenant=tenant, provider=provider, secret="sk-tenant-secret-1234")
+        credential_create(
+            tenant=tenant, provider=provider, secret="sk-tenant-secret-1234", base_url="http://localhost:8100/v1"
+        )
     record = _record(redis_client, plaintext)
     assert set(record.byok) == {"deepseek"}
+    assert record.byok_base_urls == {"deepseek": "http://localhost:8100/v1"}
     assert "sk-tenant-secret" not in record.byok["deepseek"]
 
 

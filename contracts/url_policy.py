@@ -2,8 +2,13 @@
 
 Private, link-local, loopback, unspecified, multicast, reserved and cloud metadata
 addresses are refused; host names are resolved and every address must pass.
-Loopback is accepted only when ``allow_loopback`` (settings.ALLOW_LOOPBACK_PROVIDER_URLS:
-the simulated providers listen there in development).
+Loopback is accepted only when ``allow_loopback`` (TOKENWAY_ALLOW_LOOPBACK_URLS: the
+simulated providers listen there in development).
+
+One policy for both sides: the platform checks a URL when a tenant saves it
+(``validate_public_url``), the gateway checks every address again when it connects
+(``refusal`` through routing.byok_connect), so a name that later resolves elsewhere
+is still refused.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ def _addresses(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
-def _refusal(address: IPAddress, *, allow_loopback: bool) -> str | None:
+def refusal(address: IPAddress, *, allow_loopback: bool) -> str | None:
+    """Why we refuse to connect to ``address``, or None when it is a public address."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address in METADATA_ADDRESSES:
@@ -66,7 +72,7 @@ def validate_public_url(url: str, *, allow_loopback: bool = False) -> str:
     if "\\" in url or any(ch.isspace() or ord(ch) < 32 for ch in url):
         raise UnsafeUrl("URL must not contain backslashes, spaces or control characters")
     for address in _addresses(parts.hostname, port):
-        reason = _refusal(address, allow_loopback=allow_loopback)
+        reason = refusal(address, allow_loopback=allow_loopback)
         if reason:
             raise UnsafeUrl(f"URL host resolves to {reason}")
     return url

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokenway.url_safety import UnsafeUrl, validate_public_url
+from contracts.url_policy import UnsafeUrl, validate_public_url
 
 REFUSED = [
     "http://127.0.0.1:8100/x",
