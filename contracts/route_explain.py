@@ -13,7 +13,7 @@ from typing import Any
 # Verdicts: the winner; "lost:<factor>" (the part that put it behind the winner the most);
 # "dropped:<filter>" (a hard filter removed it before scoring); "fallback" (ranked, not first).
 WINNER = "winner"
-PARTS = ("cost", "ttft", "tps", "quality", "reliability", "flags", "affinity")
+PARTS = ("cost", "ttft", "tps", "quality", "reliability", "flags", "affinity", "load")  # extend at the end only
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from contracts.keyrecord import ROUTE_MODES, KeyRecord
 from routing.errors import forbidden
 from routing.failover.health import HealthBoard
+from routing.limits.board import LimitBoard
 from routing.router.candidates import Need
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import Route, plan_among
@@ -35,7 +36,7 @@ def virtual_mode(asked: str) -> str | None:
 
 def plan_auto(
     *, state: CatalogState, health: HealthBoard, strategy: Strategy, record: KeyRecord, need: Need,
-    prefs: ProviderPrefs, mode: str, affinity: int | None,
+    prefs: ProviderPrefs, mode: str, affinity: int | None, limits: LimitBoard | None = None,
 ) -> Route:  # fmt: skip
     allowed = record.allowed_models
     models = [m for m in state.models() if allowed is None or m in allowed]
@@ -44,7 +45,7 @@ def plan_auto(
     offerings = tuple(o for m in models for o in state.by_model[m])
     route = plan_among(
         offerings, state=state, health=health, strategy=strategy, record=record, model=AUTO, need=need,
-        prefs=prefs, mode=mode, affinity=affinity,
+        prefs=prefs, mode=mode, affinity=affinity, limits=limits,
     )  # fmt: skip
     model = route.offerings[0].model
     same = [o for o in route.offerings if o.model == model]

@@ -10,6 +10,7 @@ from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
 from routing.errors import GatewayError, forbidden, unknown_model
 from routing.failover.health import HealthBoard
+from routing.limits.board import CLEAR, Assessment, LimitBoard
 from routing.router.candidates import Need, filtered
 from routing.router.explain import Dropped, decisive, explain
 from routing.router.prefs import ProviderPrefs
@@ -56,8 +57,9 @@ def check_model_scope(model: str, record: KeyRecord) -> None:
 
 
 def _signals(
-    offering: OfferingSnapshot, state: CatalogState, health: HealthBoard, need: Need, affinity: int | None
-) -> Signals:
+    offering: OfferingSnapshot, state: CatalogState, health: HealthBoard, need: Need, affinity: int | None,
+    load: Assessment = CLEAR,
+) -> Signals:  # fmt: skip
     """This request's expected cost and size on one offering, from its per-snapshot estimate."""
     estimate = state.estimate(offering)
     output = min(need.max_tokens or EXPECTED_OUTPUT_TOKENS, EXPECTED_OUTPUT_CAP)
@@ -65,7 +67,28 @@ def _signals(
         input_tokens=need.input_estimate, output_tokens=output, holds_prefix=affinity == offering.offering_id
     )
     live = health.live(offering.offering_id)
-    return Signals(offering, None, live, cost, estimate, uncached, output)
+    return Signals(offering, None, live, cost, estimate, uncached, output, load.penalty)
+
+
+def rate_tokens(need: Need) -> int:
+    """What a provider's TPM window counts for this request: the prompt and the allowed output."""
+    return need.input_estimate + (need.max_tokens or EXPECTED_OUTPUT_TOKENS)
+
+
+def within_limits(
+    pool: list[OfferingSnapshot], limits: LimitBoard | None, need: Need, dropped: Dropped
+) -> tuple[list[OfferingSnapshot], list[Assessment]]:
+    """Drop offerings whose learned limit would refuse this request (``near_limit``), unless that
+    drops them all (then a 429 and failover is still the best chance); assess the rest's load."""
+    if limits is None:
+        return pool, [CLEAR] * len(pool)
+    tokens = rate_tokens(need)
+    assessed = [limits.assess(o, tokens) for o in pool]
+    if all(a.exhausted for a in assessed) or not any(a.exhausted for a in assessed):
+        return pool, assessed
+    dropped.extend((o, "near_limit") for o, a in zip(pool, assessed, strict=True) if a.exhausted)
+    kept = [(o, a) for o, a in zip(pool, assessed, strict=True) if not a.exhausted]
+    return [o for o, _ in kept], [a for _, a in kept]
 
 
 def _apply_order(ranked: list[OfferingSnapshot], prefs: ProviderPrefs) -> list[OfferingSnapshot]:
@@ -79,20 +102,21 @@ def _apply_order(ranked: list[OfferingSnapshot], prefs: ProviderPrefs) -> list[O
 
 def plan(
     *, state: CatalogState, health: HealthBoard, strategy: Strategy, record: KeyRecord, model: str,
-    need: Need, prefs: ProviderPrefs, mode: str, affinity: int | None,
+    need: Need, prefs: ProviderPrefs, mode: str, affinity: int | None, limits: LimitBoard | None = None,
 ) -> Route:  # fmt: skip
     offerings = state.by_model.get(model)
     if not offerings:
         raise unknown_model(model)
     return plan_among(
         offerings, state=state, health=health, strategy=strategy, record=record, model=model, need=need,
-        prefs=prefs, mode=mode, affinity=affinity,
+        prefs=prefs, mode=mode, affinity=affinity, limits=limits,
     )  # fmt: skip
 
 
 def plan_among(
     offerings: tuple[OfferingSnapshot, ...], *, state: CatalogState, health: HealthBoard, strategy: Strategy,
     record: KeyRecord, model: str, need: Need, prefs: ProviderPrefs, mode: str, affinity: int | None,
+    limits: LimitBoard | None = None,
 ) -> Route:  # fmt: skip
     """``plan`` over given offerings (one model's, or several for a virtual model)."""
     pool, why, dropped = filtered(offerings, record, need, prefs, health)
@@ -102,9 +126,9 @@ def plan_among(
         raise GatewayError(
             503 if cooling else 400, why or "no_candidates", message, retry_after=1.0 if cooling else None
         )
-    scored = strategy.scored(
-        [_signals(o, state, health, need, affinity) for o in pool], mode=mode, sort=prefs.sort, affinity=affinity
-    )
+    pool, loads = within_limits(pool, limits, need, dropped)
+    signals = [_signals(o, state, health, need, affinity, load) for o, load in zip(pool, loads, strict=True)]
+    scored = strategy.scored(signals, mode=mode, sort=prefs.sort, affinity=affinity)
     ordered = _apply_order([x.signals.offering for x in scored], prefs)
     if not ordered:
         raise GatewayError(

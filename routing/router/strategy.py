@@ -9,6 +9,7 @@ Score (lower is better), a sum of named parts, each relative to the best candida
   reliability 3 · (unreliability − least unreliable)  (evaluation's bound + live errors + ½ live 429s)
   flags       flag, incident and status penalties
   affinity    −0.6 · expected cache hit, for the offering that holds this conversation's prefix
+  load        up to 3 when the forecast load nears what is left of its rate limit (routing.limits.board)
 Candidates with an integrity flag come after all others whatever their score. docs/routing.md.
 """
 
@@ -41,15 +42,16 @@ class Signals:
     estimate: OfferingEstimate | None = None  # None: estimated from ``stats`` alone
     uncached_input: int = DEFAULT_INPUT_TOKENS
     output_tokens: int = DEFAULT_OUTPUT_TOKENS
+    load_penalty: float = 0.0  # score units: forecast load near the offering's learned limit
 
     def resolved(self) -> OfferingEstimate:
         return self.estimate if self.estimate is not None else estimate_solo(self.offering, self.stats)
 
 
-# (cost, ttft ms, tps, quality, unreliability, penalty, cache hit, last resort): a tuple, built per
-# candidate per request, so no object overhead on the hot path.
-Measures = tuple[float, float, float, float, float, float, float, bool]
-COST, TTFT, TPS, QUALITY, UNRELIABILITY, PENALTY, CACHE_HIT, LAST_RESORT = range(8)
+# (cost, ttft ms, tps, quality, unreliability, penalty, cache hit, last resort, load): a tuple, built
+# per candidate per request, so no object overhead on the hot path.
+Measures = tuple[float, float, float, float, float, float, float, bool, float]
+COST, TTFT, TPS, QUALITY, UNRELIABILITY, PENALTY, CACHE_HIT, LAST_RESORT, LOAD = range(9)
 
 
 def measure(s: Signals) -> Measures:
@@ -65,6 +67,7 @@ def measure(s: Signals) -> Measures:
         est.flag_penalty,
         est.cache_hit,
         est.last_resort,
+        s.load_penalty,
     )
 
 
@@ -94,6 +97,7 @@ MODE_WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     "quality": (0.15, 0.1, 0.0, 1.0),
 }
 QUALITY_SCALE = 10.0
+AFFINITY = PARTS.index("affinity")
 RELIABILITY_WEIGHT = 3.0  # an error share of 1/3 weighs one doubling
 
 Logs = tuple[float, float, float]  # log2 of cost, ttft, tps
@@ -115,6 +119,7 @@ def _terms(m: Measures, logs: Logs, best: Best, weights: tuple[float, float, flo
         RELIABILITY_WEIGHT * (m[UNRELIABILITY] - best[4]),
         m[PENALTY],
         0.0,
+        m[LOAD],
     )
 
 
@@ -142,7 +147,7 @@ class DefaultScorer:
         for s, m, log in zip(signals, measures, logs, strict=True):
             terms = _terms(m, log, best, weights)
             if s.offering.offering_id == affinity:
-                terms = (*terms[:-1], -AFFINITY_BONUS * m[CACHE_HIT])
+                terms = (*terms[:AFFINITY], -AFFINITY_BONUS * m[CACHE_HIT], *terms[AFFINITY + 1 :])
             out.append(Scored(s, sum(terms), terms, bool(m[LAST_RESORT])))
         if sort is not None:
             key = _SORT_KEYS[sort]

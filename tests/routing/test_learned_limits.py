@@ -162,3 +162,27 @@ def test_two_processes_share_sends_and_the_newest_observation(redis_client):
 
     asyncio.run(scenario())
     assert redis_client.ttl(LIMITS_KEY) > 0
+
+
+def test_the_router_drops_an_exhausted_offering_and_demotes_one_near_its_limit():
+    from routing.router.candidates import Need
+    from routing.router.explain import decisive
+    from routing.router.route import within_limits
+    from routing.router.strategy import DefaultScorer, Signals
+
+    board = LimitBoard(clock=ManualClock(T0))
+    other = replace(OFFERING, offering_id=6, provider="q", rpm=None)
+    need = Need(100, 50, frozenset())
+    dropped: list[tuple[OfferingSnapshot, str]] = []
+    for _ in range(20):
+        board.sent(5, 150)
+    pool, loads = within_limits([OFFERING, other], board, need, dropped)
+    assert pool == [other] and dropped == [(OFFERING, "near_limit")]
+    pool, loads = within_limits([OFFERING], board, need, dropped := [])
+    assert pool == [OFFERING] and loads[0].exhausted  # nothing else left: still tried
+    near = Signals(OFFERING, None, None, 100.0, load_penalty=LOAD_PENALTY)
+    scored = DefaultScorer().scored(
+        [near, Signals(other, None, None, 150.0)], mode="balanced", sort=None, affinity=None
+    )
+    assert [x.signals.offering.provider for x in scored] == ["q", "p"]
+    assert decisive(scored) == "load" and scored[1].parts["load"] == LOAD_PENALTY
