@@ -27,7 +27,7 @@ class GatewayConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     connect_timeout_s: float = 5.0
     upstream_per_host_limit: int = 0  # requests in flight to one upstream host; 0 = bounded by fds/memory only
-    pool_wait_s: float = 2.0  # longest wait for a per-host slot before a 503 (never a breaker failure)
+    pool_wait_s: float = 1.0  # longest wait for a per-host slot before a 503; below the 2 s first-byte floor
     first_token_timeout_s: float = 60.0  # upstream headers + first body bytes
     idle_timeout_s: float = 60.0  # longest gap between two upstream chunks
     deadline_s: float = 600.0  # whole request, a slow drip included
@@ -41,6 +41,7 @@ class GatewayConfig:
     spool_dir: str = ".data/spool"  # usage events Redis could not take, until it takes them
     placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
     allow_loopback_provider_urls: bool = False  # tenants' BYOK URLs on loopback: development only
+    metrics_token: str = ""  # /metrics: bearer token; empty = loopback clients only
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -61,6 +62,7 @@ class GatewayConfig:
             first_token_timeout_s=env_float("TOKENWAY_FIRST_TOKEN_TIMEOUT", _D.first_token_timeout_s),
             idle_timeout_s=env_float("TOKENWAY_IDLE_TIMEOUT", _D.idle_timeout_s),
             deadline_s=env_float("TOKENWAY_DEADLINE", _D.deadline_s),
+            metrics_token=env_secret("TOKENWAY_METRICS_TOKEN", ""),
             allow_loopback_provider_urls=env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not prod),
             spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )

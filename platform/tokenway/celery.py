@@ -38,5 +38,6 @@ def _beat_schedule() -> dict[str, dict[str, object]]:
 
 app.conf.beat_schedule = _beat_schedule()
 
-# Connects the worker heartbeat signals (health lists live workers).
+# Connects the worker heartbeat signals (health lists live workers) and the task outcome counters.
+import tokenway.task_metrics  # noqa: E402
 import tokenway.worker_heartbeat  # noqa: E402, F401

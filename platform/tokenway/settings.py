@@ -31,6 +31,8 @@ if IS_PRODUCTION and not SECRET_KEY:
 
 # API keys are stored as HMAC-SHA256(pepper, key). The gateway reads the same value.
 API_KEY_PEPPER = env_secret("TOKENWAY_KEY_PEPPER", "" if IS_PRODUCTION else DEV_PEPPER)
+# /metrics: with a token, only "Authorization: Bearer <token>"; without, loopback clients only.
+METRICS_TOKEN = env_secret("TOKENWAY_METRICS_TOKEN", "")
 if IS_PRODUCTION and not API_KEY_PEPPER:
     raise RuntimeError("TOKENWAY_KEY_PEPPER must be set in production")
 

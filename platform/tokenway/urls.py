@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from tokenway.metrics import metrics_view
 from tokenway.views import favicon, healthz
 
 api_v1 = [
@@ -23,6 +24,7 @@ api_v1 = [
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

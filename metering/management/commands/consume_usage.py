@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 
 from metering.consumer import UsageConsumer, consumer_name
 from tokenway.redis_client import get_redis
+from tokenway.task_metrics import serve_process_metrics
 
 
 class Command(BaseCommand):
@@ -20,6 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--until-idle", action="store_true", help="stop once the stream has nothing for us")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        serve_process_metrics()  # TOKENWAY_METRICS_PORT, when set
         worker = UsageConsumer(client=get_redis(), name=options["name"] or consumer_name())
         if options["until_idle"]:
             while worker.run(until=time.monotonic() + 1.0, block_ms=100):

@@ -1,0 +1,57 @@
+"""Celery task outcomes, counted in Redis so every worker's figures (prefork children included) reach
+``/metrics`` wherever it is scraped; and each worker's own ``/metrics`` port when one is configured."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import Any
+
+import redis
+from celery.signals import task_postrun, worker_ready
+from django.conf import settings
+
+from tokenway.redis_client import get_redis
+
+log = logging.getLogger(__name__)
+
+TASK_OUTCOMES = "tw:metrics:tasks"  # hash: "<task name>|<state>" -> count since the data was created
+
+
+def count_outcome(task_name: str, state: str) -> None:
+    with contextlib.suppress(redis.RedisError):  # a metric never fails a task
+        get_redis().hincrby(TASK_OUTCOMES, f"{task_name}|{state}", 1)
+
+
+def task_outcomes(client: redis.Redis) -> dict[tuple[str, str], int]:
+    raw: dict[bytes | str, bytes | str] = client.hgetall(TASK_OUTCOMES)
+    out: dict[tuple[str, str], int] = {}
+    for field, count in raw.items():
+        name, _, state = (field.decode() if isinstance(field, bytes) else field).rpartition("|")
+        out[(name, state)] = int(count)
+    return out
+
+
+def _on_postrun(sender: Any = None, state: str | None = None, **_: Any) -> None:
+    name = getattr(sender, "name", None) or "unknown"
+    count_outcome(str(name), (state or "UNKNOWN").lower())
+
+
+def serve_process_metrics(**_: Any) -> None:
+    """``TOKENWAY_METRICS_PORT``: this process serves /metrics on that loopback port (a scraper on the host)."""
+    port = os.environ.get("TOKENWAY_METRICS_PORT", "")
+    if not port:
+        return
+    from prometheus_client import start_http_server
+
+    import tokenway.metrics  # noqa: F401  (registers the platform figures)
+
+    try:
+        start_http_server(int(port), addr=getattr(settings, "METRICS_BIND", "127.0.0.1"))
+    except OSError as exc:
+        log.warning("metrics port %s not served: %s", port, exc)
+
+
+task_postrun.connect(_on_postrun, weak=False)
+worker_ready.connect(serve_process_metrics, weak=False)
