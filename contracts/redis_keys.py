@@ -69,6 +69,11 @@ def rate_window(tenant_id: int, scope: str, minute: int) -> str:
     return f"{PREFIX}{tenant_tag(tenant_id)}:rl:{scope}:{minute}"
 
 
+def hedge_window(tenant_id: int, minute: int) -> str:
+    """Hedged attempts the gateway started for a tenant in one minute window (its hedge budget)."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:hedge:{minute}"
+
+
 def concurrency(tenant_id: int, scope: str) -> str:
     """Sorted set lease_id -> expiry (epoch seconds); scope is 'tenant' or 'key:<id>'."""
     return f"{PREFIX}{tenant_tag(tenant_id)}:conc:{scope}"

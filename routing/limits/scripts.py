@@ -39,3 +39,4 @@ class Script:
 
 ADMISSION = Script("admission.lua")
 SETTLE = Script("settle.lua")
+HEDGE = Script("hedge.lua")

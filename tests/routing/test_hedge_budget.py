@@ -1,0 +1,51 @@
+"""Hedge delay from the measured TTFT, and the tenant's hedge budget in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from contracts import redis_keys as rk
+from contracts.snapshot import OfferingStats
+from routing.failover.hedge import p95_ttft_ms
+from routing.failover.hedge_budget import spend_hedge
+from routing.limits.admission import Admission
+from routing.redis_pipe import PipelinedRedis
+
+
+def test_the_hedge_delay_is_the_p95_for_this_prompt_size():
+    stats = OfferingStats(1, n=100, ttft_p50_ms=400, ttft_p90_ms=800, ttft_10k_p50_ms=1300)
+    assert p95_ttft_ms(stats, None, input_tokens=500) == pytest.approx(1000)
+    assert p95_ttft_ms(stats, None, input_tokens=10_000) == pytest.approx(1000 + 0.1 * 9000)  # 0.1 ms/token
+    assert p95_ttft_ms(OfferingStats(1, n=5, ttft_p50_ms=300), None, input_tokens=0) == pytest.approx(600)
+    assert p95_ttft_ms(stats, 2000.0, input_tokens=0) == pytest.approx(3000)  # slow for everyone right now
+    assert p95_ttft_ms(None, None, input_tokens=0) is None  # unmeasured: not hedged
+
+
+def test_the_budget_is_a_share_of_the_tenants_requests_this_minute_plus_a_burst(redis_client):
+    admission = Admission(tenant_id=77, key_id=770, minute=29_000_000, month="202611", tokens_reserved=0,
+                          lease_id="l", hold_id="h", hold_micros=0)  # fmt: skip
+    window = rk.rate_window(77, "tenant", admission.minute)
+
+    async def spend(times: int) -> list[bool]:
+        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        await redis.connect()
+        try:
+            return [await spend_hedge(redis, admission, share=0.05, burst=1) for _ in range(times)]
+        finally:
+            await redis.close()
+
+    redis_client.hset(window, "r", 1)
+    assert asyncio.run(spend(3)) == [True, False, False]  # 1 request: the burst only
+    redis_client.hset(window, "r", 40)  # 40 requests: 0.05 x 40 + 1 = 3 hedges in all
+    assert asyncio.run(spend(3)) == [True, True, False]
+    assert int(redis_client.get(rk.hedge_window(77, admission.minute))) == 3
+    assert redis_client.ttl(rk.hedge_window(77, admission.minute)) > 0
+    assert asyncio.run(spend_without_admission()) is False
+
+
+async def spend_without_admission() -> bool:
+    redis = PipelinedRedis(os.environ["REDIS_URL"])
+    return await spend_hedge(redis, None)
