@@ -6,6 +6,9 @@ from decimal import Decimal
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from contracts.usage import MICROS_PER_UNIT
 
@@ -65,3 +68,46 @@ def sortkey(value: Any) -> str:
     if number is not None:
         return repr(number)
     return "" if value is None else str(value).lower()
+
+
+FIGURE_FORMAT = {
+    "ttft_p50": lambda v: ms(v),
+    "ttft_p90": lambda v: ms(v),
+    "tps": lambda v: num(v, 1),
+    "availability": lambda v: pct(v, 2),
+    "error_rate": lambda v: pct(v, 2),
+    "cache_hit": lambda v: pct(v),
+}
+
+
+CI_FORMAT = {"ttft_p50": lambda v: num(v), "ttft_p90": lambda v: num(v)}
+
+
+@register.simple_tag
+def figure_cell(row: Any, column: str, label: str = "") -> SafeString:
+    """A leaderboard cell: value, its 95% interval underneath, n and interval in the title; "needs more
+    data" below the minimum sample count; "—" when not measured."""
+    fig = row.figures.get(column) if row.figures else None
+    fmt = FIGURE_FORMAT[column]
+    if fig is None or (fig.value is None and not fig.thin):
+        return format_html('<td class="num" data-label="{}" data-sort="">{}</td>', label, DASH)
+    if fig.thin:
+        return format_html(
+            '<td class="num" data-label="{}" data-sort=""><span class="thin" title="{}">{}</span></td>',
+            label,
+            _("n = %(n)s: fewer samples than this figure needs") % {"n": fig.n},
+            _("needs more data"),
+        )
+    short = CI_FORMAT.get(column, fmt)
+    interval = f"{short(fig.lo)}–{short(fig.hi)}" if fig.lo is not None and fig.hi is not None else ""
+    title = _("95%% interval %(interval)s · n = %(n)s") % {"interval": interval or DASH, "n": fig.n}
+    return format_html(
+        '<td class="num" data-label="{}" data-sort="{}" title="{}"><span class="v">{}</span>{}</td>',
+        label,
+        sortkey(fig.value),
+        title,
+        fmt(fig.value),
+        format_html('<span class="ci">{} · n {}</span>', interval, fig.n)
+        if interval
+        else format_html('<span class="ci">n {}</span>', fig.n),
+    )

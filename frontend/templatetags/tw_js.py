@@ -29,6 +29,21 @@ def texts() -> dict[str, str]:
         "stopped": _("[stopped]"),
         "error": _("Error: %(message)s"),
         "key_missing": _("Paste an API key or create a playground key first."),
+        "no_match": _("No offering matches this search. Clear the search box or pick “All” to see every offering."),
+        "scatter_summary": _(
+            "%(count)s offerings plotted. Fastest first token: %(fastest)s (%(ttft)s ms). "
+            "Fastest output: %(quickest)s (%(tps)s tok/s)."
+        ),
+        "trend_line": _("%(label)s: from %(first)s to %(last)s over %(points)s points."),
+        "incident_line": _("Incident on %(label)s: %(metric)s in %(region)s, opened %(at)s."),
+        "trend_ttft": _("TTFT p50 (ms)"),
+        "trend_tps": _("output tok/s"),
+        "trend_availability": _("availability"),
+        "trend_price": _("effective input price (micro-USD per 1M)"),
+        "ci_low": _("95% interval (low)"),
+        "ci_band": _("95% interval"),
+        "live_on": _("● live"),
+        "live_off": _("reconnecting…"),
     }
 
 

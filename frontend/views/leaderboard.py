@@ -3,32 +3,83 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
-from frontend.data.leaderboard import ALL_REGIONS, WINDOWS, Row, leaderboard, matches, trend
+from frontend.data.leaderboard import (
+    ALL_REGIONS,
+    MIN_N,
+    TREND_METRICS,
+    WINDOWS,
+    Row,
+    by_region,
+    leaderboard,
+    matches,
+    trend,
+)
 
-SORTABLE = (
-    "model", "provider", "region", "ttft_p50", "ttft_p90", "tps", "availability",
-    "error_rate", "cache_hit", "price_effective", "n",
-)  # fmt: skip
+# (key, header, numeric): the table's columns in order; every key has an entry on the definitions page.
+COLUMNS = (
+    ("model", gettext_lazy("Model"), False),
+    ("provider", gettext_lazy("Provider"), False),
+    ("region", gettext_lazy("Region"), False),
+    ("ttft_p50", gettext_lazy("TTFT p50"), True),
+    ("ttft_p90", gettext_lazy("TTFT p90"), True),
+    ("tps", gettext_lazy("Output tok/s"), True),
+    ("availability", gettext_lazy("Availability"), True),
+    ("error_rate", gettext_lazy("Error rate"), True),
+    ("cache_hit", gettext_lazy("Cache hits"), True),
+    ("price_effective", gettext_lazy("Effective $/1M"), True),
+    ("n", gettext_lazy("Probes (n)"), True),
+)
+SORTABLE = tuple(key for key, _label, _numeric in COLUMNS)
+FILTERS = ("q", "model", "provider", "region", "window", "sort", "dir")
 
 
-def _params(request: HttpRequest) -> dict[str, str]:
+def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The page's filters from the query string, and one message per value that was not understood
+    (the value is then ignored: the page says so instead of silently showing something else)."""
     get = request.GET
-    window = get.get("window", "24h")
-    return {
-        "q": get.get("q", "").strip()[:100],
-        "model": get.get("model", ""),
-        "provider": get.get("provider", ""),
-        "region": get.get("region", ""),
-        "window": window if window in WINDOWS else "24h",
-        "sort": get.get("sort", "") if get.get("sort", "") in SORTABLE else "",
-        "dir": "desc" if get.get("dir") == "desc" else "asc",
+    notices: list[str] = []
+    models = {r.model for r in all_rows}
+    providers = {r.provider for r in all_rows}
+    choices: dict[str, tuple[set[str], str]] = {
+        "model": (models, _("No model “%(value)s” in the catalog: showing every model.")),
+        "provider": (providers, _("No provider “%(value)s” in the catalog: showing every provider.")),
+        "region": (
+            {*settings.TOKENWAY_REGIONS, ALL_REGIONS},
+            _("Unknown region “%(value)s”: showing all regions combined."),
+        ),
+        "window": (set(WINDOWS), _("Unknown window “%(value)s”: showing the last 24 hours.")),
+        "sort": (set(SORTABLE), _("Cannot sort by “%(value)s”: showing the default order.")),
+        "dir": ({"asc", "desc"}, _("Unknown sort direction “%(value)s”: sorting ascending.")),
     }
+    params = {
+        "q": get.get("q", "").strip()[:100],
+        "model": "",
+        "provider": "",
+        "region": "",
+        "window": "24h",
+        "sort": "",
+        "dir": "asc",
+    }
+    for name, (allowed, message) in choices.items():
+        value = get.get(name, "")
+        if not value:
+            continue
+        if value in allowed:
+            params[name] = value
+        else:
+            notices.append(message % {"value": value[:60]})
+    if params["region"] == ALL_REGIONS:
+        params["region"] = ""
+    return {**params, **fixed}, notices
 
 
 def _sorted(rows: list[Row], sort: str, direction: str) -> list[Row]:
@@ -40,23 +91,56 @@ def _sorted(rows: list[Row], sort: str, direction: str) -> list[Row]:
     return present + missing  # rows without data sort last either way
 
 
+def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[dict[str, Any]]:
+    """Headers: a link that sorts (the sort lives in the URL, so a view can be shared) and a definition link."""
+    kept = {
+        k: v for k, v in params.items() if v and k not in ("sort", "dir", *fixed) and not (k == "window" and v == "24h")
+    }
+    columns = []
+    for key, label, numeric in COLUMNS:
+        current = params["sort"] == key
+        direction = "desc" if current and params["dir"] == "asc" else "asc"
+        columns.append(
+            {
+                "key": key,
+                "label": label,
+                "numeric": numeric,
+                "href": base + "?" + urlencode({**kept, "sort": key, "dir": direction}),
+                "aria_sort": ("descending" if params["dir"] == "desc" else "ascending") if current else "",
+            }
+        )
+    return columns
+
+
 def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
-    params = {**_params(request), **fixed}
-    all_rows = leaderboard(window=params["window"], region=params["region"] or ALL_REGIONS)
+    window = request.GET.get("window", "24h")
+    all_rows = leaderboard(window=window if window in WINDOWS else "24h", region=ALL_REGIONS)
+    params, notices = _params(request, all_rows, fixed)
+    region = params["region"] or ALL_REGIONS
+    if region != ALL_REGIONS or params["window"] != "24h" or window != params["window"]:
+        all_rows = leaderboard(window=params["window"], region=region)
     rows = [row for row in all_rows if matches(row, q=params["q"], model=params["model"], provider=params["provider"])]
+    rows = _sorted(rows, params["sort"], params["dir"])
     return {
         "section": "leaderboard",
         "params": params,
-        "rows": _sorted(rows, params["sort"], params["dir"]),
+        "notices": notices,
+        "columns": _columns(params, fixed, request.path),
+        "rows": rows,
         "total": len(all_rows),
+        "min_n": MIN_N,
         "models": sorted({(r.model, r.model_name) for r in all_rows}),
         "providers": sorted({(r.provider, r.provider_name) for r in all_rows}),
+        "all_providers": sorted({r.provider for r in all_rows}),
         "regions": list(settings.TOKENWAY_REGIONS),
         "windows": WINDOWS,
         "rows_json": [row.as_json() for row in rows],
-        "trend_24h": trend(rows=rows, window="24h", region=params["region"] or ALL_REGIONS),
-        "trend_7d": trend(rows=rows, window="7d", region=params["region"] or ALL_REGIONS),
+        "trend": trend(rows=rows, window=_trend_window(params["window"]), region=region),
     }
+
+
+def _trend_window(window: str) -> str:
+    return "7d" if window == "7d" else "24h"
 
 
 @require_GET
@@ -73,24 +157,65 @@ def rows_fragment(request: HttpRequest) -> HttpResponse:
 @require_GET
 def rows_json(request: HttpRequest) -> JsonResponse:
     context = _context(request)
-    return JsonResponse(
-        {"rows": context["rows_json"], "trend_24h": context["trend_24h"], "trend_7d": context["trend_7d"]}
-    )
+    return JsonResponse({"rows": context["rows_json"], "trend": context["trend"], "notices": context["notices"]})
+
+
+@require_GET
+def trend_json(request: HttpRequest) -> JsonResponse:
+    """One trend (metric × window) for the rows the filters select; unknown values are a 400."""
+    metric, window = request.GET.get("metric", "ttft"), request.GET.get("trend_window", "24h")
+    if metric not in TREND_METRICS or window not in WINDOWS:
+        return JsonResponse(
+            {"error": {"code": "invalid_choice", "message": _("Unknown trend metric or window.")}}, status=400
+        )
+    context = _context(request)
+    offering = request.GET.get("offering", "")
+    rows = [r for r in context["rows"] if not offering or str(r.offering_id) == offering]
+    region = context["params"]["region"] or ALL_REGIONS
+    return JsonResponse(trend(rows=rows, window=window, region=region, metric=metric))
+
+
+@require_GET
+def definitions(request: HttpRequest) -> HttpResponse:
+    return render(request, "frontend/leaderboard/definitions.html", {"section": "leaderboard", "min_n": MIN_N})
+
+
+def _regions_context(context: dict[str, Any]) -> None:
+    ids = {r.offering_id for r in context["rows"]}
+    context["region_rows"] = by_region(window=context["params"]["window"], regions=context["regions"], offering_ids=ids)
 
 
 @require_GET
 def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = _context(request, model=slug)
-    if not any(r.model == slug for r in leaderboard(window=context["params"]["window"])):
+    if not any(s == slug for s, _name in context["models"]):
         raise Http404("unknown model")
     context["title_model"] = next((name for s, name in context["models"] if s == slug), slug)
+    _regions_context(context)
     return render(request, "frontend/leaderboard/model.html", context)
 
 
 @require_GET
 def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = _context(request, provider=slug)
-    if not any(r.provider == slug for r in leaderboard(window=context["params"]["window"])):
+    if not any(s == slug for s, _name in context["providers"]):
         raise Http404("unknown provider")
     context["title_provider"] = next((name for s, name in context["providers"] if s == slug), slug)
+    _regions_context(context)
     return render(request, "frontend/leaderboard/provider.html", context)
+
+
+@require_GET
+def offering_detail(request: HttpRequest, offering_id: int) -> HttpResponse:
+    context = _context(request)
+    row = next((r for r in leaderboard(window=context["params"]["window"]) if r.offering_id == offering_id), None)
+    if row is None:
+        raise Http404("unknown offering")
+    context["rows"] = [r for r in context["rows"] if r.offering_id == offering_id] or [row]
+    context["rows_json"] = [r.as_json() for r in context["rows"]]
+    context["offering"] = row
+    context["trend"] = trend(
+        rows=[row], window=_trend_window(context["params"]["window"]), region=context["params"]["region"] or ALL_REGIONS
+    )
+    _regions_context(context)
+    return render(request, "frontend/leaderboard/offering.html", context)

@@ -42,10 +42,10 @@
     let delay = 500;
     const open = () => {
       const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + path);
-      socket.onopen = () => { delay = 500; if (statusEl) { statusEl.className = "live-on"; statusEl.textContent = statusEl.dataset.on || "● live"; } };
+      socket.onopen = () => { delay = 500; if (statusEl) { statusEl.className = "live-on"; statusEl.textContent = statusEl.dataset.on || tw.t("live_on"); } };
       socket.onmessage = (event) => { try { onMessage(JSON.parse(event.data)); } catch (err) { console.error(err); } };
       socket.onclose = () => {
-        if (statusEl) { statusEl.className = "live-off"; statusEl.textContent = statusEl.dataset.off || "reconnecting…"; }
+        if (statusEl) { statusEl.className = "live-off"; statusEl.textContent = statusEl.dataset.off || tw.t("live_off"); }
         setTimeout(open, delay); delay = Math.min(delay * 2, 15000);
       };
     };

@@ -1,4 +1,5 @@
-/* Leaderboard: instant filter and sort of the server-rendered table, Chart.js charts, live refresh. */
+/* Leaderboard: instant filter and sort of the server-rendered table (both kept in the URL),
+   Chart.js charts with text alternatives, provider legend with colours and shapes, live refresh. */
 (function () {
   "use strict";
   const tw = window.tw;
@@ -6,10 +7,24 @@
   if (!table) return;
   const body = document.getElementById("lb-rows");
   const form = document.getElementById("lb-filters");
-  const state = (window.twLeaderboard = { rows: tw.json("lb-data") || [], sort: null, dir: "asc", charts: {}, refreshes: 0 });
-  const fixed = { model: "", provider: "" };
-  const pathMatch = location.pathname.match(/^\/(models|providers)\/([^/]+)\//);
-  if (pathMatch) fixed[pathMatch[1] === "models" ? "model" : "provider"] = decodeURIComponent(pathMatch[2]);
+  const state = (window.twLeaderboard = { rows: tw.json("lb-data") || [], sort: null, dir: "asc", charts: {}, refreshes: 0, hidden: new Set(), trend: tw.json("lb-trend") || {} });
+  const providers = tw.json("lb-providers") || [];
+  const fixed = { model: "", provider: "", offering: "" };
+  const pathMatch = location.pathname.match(/^\/(models|providers|offerings)\/([^/]+)\//);
+  if (pathMatch) fixed[{ models: "model", providers: "provider", offerings: "offering" }[pathMatch[1]]] = decodeURIComponent(pathMatch[2]);
+
+  // One colour and one shape per provider, from its place in the catalog's provider list (stable across pages).
+  const PALETTE = ["#3b5bdb", "#e8590c", "#2b8a3e", "#c2255c", "#1098ad", "#7048e8", "#f08c00", "#5c940d", "#495057", "#a61e4d"];
+  const SHAPES = [["circle", "●"], ["triangle", "▲"], ["rect", "■"], ["rectRot", "◆"], ["star", "✶"], ["crossRot", "✕"], ["cross", "✚"], ["rectRounded", "▢"]];
+  const look = (slug) => {
+    let i = providers.indexOf(slug);
+    if (i < 0) { i = 0; for (const ch of slug || "") i = (i * 31 + ch.charCodeAt(0)) >>> 0; }
+    return { color: PALETTE[i % PALETTE.length], shape: SHAPES[i % SHAPES.length] };
+  };
+  const paintDots = () => body.querySelectorAll("[data-provider-dot]").forEach((dot) => {
+    const l = look(dot.dataset.providerDot);
+    dot.textContent = l.shape[1]; dot.style.color = l.color; dot.classList.add("shape");
+  });
 
   const filters = () => {
     const get = (name) => (form && form.elements[name] ? form.elements[name].value : "");
@@ -18,6 +33,17 @@
   const matches = (data, f) =>
     (!f.model || data.model === f.model) && (!f.provider || data.provider === f.provider) &&
     f.q.split(/\s+/).filter(Boolean).every((w) => (data.text || `${data.model} ${data.model_name} ${data.provider} ${data.provider_name} ${data.region}`).toLowerCase().includes(w));
+
+  // The URL always says what the page shows, so a view can be shared.
+  function syncUrl() {
+    const params = new URLSearchParams(location.search);
+    const f = filters();
+    const set = (k, v) => (v ? params.set(k, v) : params.delete(k));
+    set("q", f.q); if (!fixed.model) set("model", f.model); if (!fixed.provider) set("provider", f.provider);
+    set("sort", state.sort); set("dir", state.sort ? state.dir : "");
+    const query = params.toString();
+    history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
+  }
 
   function applyFilter() {
     const f = filters();
@@ -29,6 +55,10 @@
     });
     const count = document.querySelector("[data-count]");
     if (count) count.textContent = shown;
+    let none = document.getElementById("lb-nomatch");
+    if (!none) { none = document.createElement("p"); none.id = "lb-nomatch"; none.className = "empty"; none.setAttribute("role", "status"); table.parentElement.after(none); }
+    none.textContent = tw.t("no_match");
+    none.hidden = shown > 0 || !body.querySelector("tr[data-model]");
     drawScatter(state.rows.filter((r) => matches(r, f)));
   }
 
@@ -41,7 +71,7 @@
       const va = value(a), vb = value(b);
       if (va === "" || vb === "") return va === vb ? 0 : va === "" ? 1 : -1; // missing data last
       const na = parseFloat(va), nb = parseFloat(vb);
-      const cmp = !isNaN(na) && !isNaN(nb) && String(na) !== "NaN" && /^-?[\d.e+-]+$/.test(va) ? na - nb : va.localeCompare(vb);
+      const cmp = !isNaN(na) && !isNaN(nb) && /^-?[\d.e+-]+$/.test(va) ? na - nb : va.localeCompare(vb);
       return dir === "desc" ? -cmp : cmp;
     });
     rows.forEach((tr) => body.appendChild(tr));
@@ -51,14 +81,40 @@
   }
 
   table.tHead.addEventListener("click", (event) => {
+    if (event.target.closest("a.def")) return; // the definition link opens its page
     const th = event.target.closest("th[data-key]");
     if (!th) return;
+    event.preventDefault();
     sortBy(th.dataset.key, state.sort === th.dataset.key && state.dir === "asc" ? "desc" : "asc");
+    syncUrl();
   });
   if (form) {
-    form.querySelectorAll("[data-filter]").forEach((el) => el.addEventListener("input", applyFilter));
+    form.querySelectorAll("[data-filter]").forEach((el) => el.addEventListener("input", () => { applyFilter(); syncUrl(); }));
     form.querySelectorAll("[data-submit]").forEach((el) => el.addEventListener("change", () => form.submit()));
   }
+
+  function legend(measured) {
+    const box = document.getElementById("scatter-legend");
+    if (!box) return;
+    const seen = [...new Map(measured.map((r) => [r.provider, r.provider_name])).entries()];
+    box.replaceChildren(...seen.map(([slug, name]) => {
+      const b = document.createElement("button");
+      const l = look(slug);
+      b.type = "button"; b.className = "legend-item"; b.dataset.provider = slug;
+      b.setAttribute("aria-pressed", String(!state.hidden.has(slug)));
+      const glyph = document.createElement("span"); glyph.className = "glyph"; glyph.style.color = l.color; glyph.textContent = l.shape[1]; glyph.setAttribute("aria-hidden", "true");
+      b.append(glyph, document.createTextNode(name));
+      return b;
+    }));
+  }
+  document.getElementById("scatter-legend")?.addEventListener("click", (event) => {
+    const b = event.target.closest("[data-provider]");
+    if (!b) return;
+    const slug = b.dataset.provider;
+    state.hidden.has(slug) ? state.hidden.delete(slug) : state.hidden.add(slug);
+    applyFilter();
+    document.querySelector(`#scatter-legend [data-provider="${CSS.escape(slug)}"]`)?.focus();
+  });
 
   function drawScatter(rows) {
     const canvas = document.getElementById("chart-scatter");
@@ -66,63 +122,133 @@
     const measured = rows.filter((r) => r.ttft_p50 != null && r.tps != null);
     document.getElementById("scatter-empty").hidden = measured.length > 0;
     canvas.parentElement.hidden = measured.length === 0;
+    legend(measured);
+    const visible = measured.filter((r) => !state.hidden.has(r.provider));
     const byProvider = {};
-    measured.forEach((r) => {
-      (byProvider[r.provider] = byProvider[r.provider] || { label: r.provider_name, data: [], backgroundColor: tw.providerColor(r.provider) + "b3", borderColor: tw.providerColor(r.provider) })
-        .data.push({ x: r.ttft_p50, y: r.tps, r: Math.max(4, Math.min(18, Math.sqrt(r.n || 1))), label: `${r.model_name} · ${r.provider_name} · ${r.region}` });
+    visible.forEach((r) => {
+      const l = look(r.provider);
+      (byProvider[r.provider] = byProvider[r.provider] || { label: r.provider_name, data: [], pointStyle: l.shape[0], backgroundColor: l.color + "cc", borderColor: l.color, borderWidth: 2, pointRadius: 7, pointHoverRadius: 9 })
+        .data.push({ x: r.ttft_p50, y: r.tps, label: `${r.model_name} · ${r.provider_name}`, n: r.figures && r.figures.ttft_p50 ? r.figures.ttft_p50.n : r.n });
     });
     const datasets = Object.values(byProvider);
+    const summary = document.getElementById("scatter-summary");
+    if (summary) {
+      const fastest = [...visible].sort((a, b) => a.ttft_p50 - b.ttft_p50)[0];
+      const quickest = [...visible].sort((a, b) => b.tps - a.tps)[0];
+      summary.textContent = visible.length ? tw.t("scatter_summary", { count: visible.length, fastest: fastest.model_name + " · " + fastest.provider_name, ttft: Math.round(fastest.ttft_p50), quickest: quickest.model_name + " · " + quickest.provider_name, tps: quickest.tps.toFixed(1) }) : "";
+    }
     if (state.charts.scatter) { state.charts.scatter.data.datasets = datasets; state.charts.scatter.update(); return; }
     state.charts.scatter = new Chart(canvas, {
-      type: "bubble",
+      type: "scatter",
       data: { datasets },
       options: {
         maintainAspectRatio: false, animation: false,
         scales: { x: { title: { display: true, text: tw.t("ttft_p50_ms") }, beginAtZero: true }, y: { title: { display: true, text: tw.t("output_tps") }, beginAtZero: true } },
-        plugins: { tooltip: { callbacks: { label: (ctx) => `${ctx.raw.label}: ${Math.round(ctx.raw.x)} ms, ${ctx.raw.y.toFixed(1)} ${tw.t("tok_s")}` } } },
+        plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => `${ctx.raw.label}: ${Math.round(ctx.raw.x)} ms, ${ctx.raw.y.toFixed(1)} ${tw.t("tok_s")} (n ${ctx.raw.n})` } } },
       },
     });
   }
 
-  const trends = { "24h": tw.json("trend-24h"), "7d": tw.json("trend-7d") };
-  function drawTrend(window_) {
+  // Trends: one line per offering over time; a band for the 95% interval when one line is drawn; incident markers.
+  const trendSel = { metric: (state.trend && state.trend.metric) || "ttft", window: (state.trend && state.trend.window) || "24h" };
+  const incidentPlugin = {
+    id: "incidents",
+    afterDatasetsDraw(chart) {
+      const marks = chart.options.plugins.incidents.marks || [];
+      const { ctx, chartArea, scales } = chart;
+      ctx.save(); ctx.strokeStyle = "#c92a2a"; ctx.fillStyle = "#c92a2a"; ctx.lineWidth = 1.5; ctx.setLineDash([4, 3]);
+      marks.forEach((m) => {
+        const x = scales.x.getPixelForValue(m.index);
+        ctx.beginPath(); ctx.moveTo(x, chartArea.top); ctx.lineTo(x, chartArea.bottom); ctx.stroke();
+        ctx.fillText("⚠", x + 2, chartArea.top + 10);
+      });
+      ctx.restore();
+    },
+  };
+  const fmt = (metric, v) => v == null ? "—" : metric === "ttft" ? Math.round(v) + " ms" : metric === "availability" ? (v * 100).toFixed(2) + "%" : metric === "price" ? "$" + (v / 1e6).toFixed(4) : v.toFixed(1);
+  const shortTime = (t, win) => { const d = new Date(t); return win === "7d" ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + String(d.getHours()).padStart(2, "0") + ":00" : String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0"); };
+  function drawTrend(data) {
     const canvas = document.getElementById("chart-trend");
     if (!canvas || !window.Chart) return;
-    const data = trends[window_] || { labels: [], series: [] };
-    document.getElementById("trend-empty").hidden = (data.series || []).length > 0;
-    canvas.parentElement.hidden = (data.series || []).length === 0;
-    const datasets = (data.series || []).map((s) => ({ label: s.label, data: s.ttft, borderColor: tw.providerColor(s.provider || s.label), pointRadius: 0, tension: 0.25, spanGaps: true }));
+    data = data || { labels: [], series: [], incidents: [] };
+    const metric = data.metric || trendSel.metric;
+    const series = data.series || [];
+    document.getElementById("trend-empty").hidden = series.length > 0;
+    canvas.parentElement.hidden = series.length === 0;
+    const datasets = series.map((s) => {
+      const l = look(s.provider);
+      return { label: s.label, data: s.values, borderColor: l.color, backgroundColor: l.color, pointStyle: l.shape[0], pointRadius: s.values.length < 30 ? 3 : 0, borderWidth: 2, tension: 0.2, spanGaps: true };
+    });
+    if (series.length === 1) {
+      const c = look(series[0].provider).color + "33";
+      datasets.push({ label: tw.t("ci_low"), data: series[0].lo, borderWidth: 0, pointRadius: 0, fill: false, spanGaps: true },
+                    { label: tw.t("ci_band"), data: series[0].hi, borderWidth: 0, pointRadius: 0, backgroundColor: c, fill: "-1", spanGaps: true });
+    }
     if (state.charts.trend) state.charts.trend.destroy();
     state.charts.trend = new Chart(canvas, {
       type: "line",
-      data: { labels: data.labels || [], datasets },
-      options: { maintainAspectRatio: false, animation: false, scales: { y: { title: { display: true, text: tw.t("ttft_p50_ms") }, beginAtZero: true } }, plugins: { legend: { display: datasets.length <= 8 } } },
+      data: { labels: (data.labels || []).map((t) => shortTime(t, data.window)), datasets },
+      options: {
+        maintainAspectRatio: false, animation: false,
+        scales: { y: { title: { display: true, text: tw.t("trend_" + metric) }, beginAtZero: metric !== "availability" } },
+        plugins: { legend: { display: series.length <= 8, labels: { usePointStyle: true, filter: (item) => item.datasetIndex < series.length, boxWidth: 8 } }, incidents: { marks: data.incidents || [] } },
+      },
+      plugins: [incidentPlugin],
     });
-    document.querySelectorAll("[data-trend]").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.trend === window_)));
+    const summary = document.getElementById("trend-summary");
+    if (summary) summary.textContent = series.map((s) => {
+      const vals = s.values.filter((v) => v != null);
+      return vals.length ? tw.t("trend_line", { label: s.label, first: fmt(metric, vals[0]), last: fmt(metric, vals[vals.length - 1]), points: vals.length }) : "";
+    }).filter(Boolean).join(" ");
+    const list = document.getElementById("trend-incidents");
+    if (list) list.replaceChildren(...(data.incidents || []).map((m) => {
+      const li = document.createElement("li");
+      li.textContent = "⚠ " + tw.t("incident_line", { label: m.label, metric: m.metric, region: m.region, at: new Date(m.opened_at).toLocaleString() });
+      return li;
+    }));
+    document.querySelectorAll("[data-trend-metric]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.trendMetric === trendSel.metric)));
+    document.querySelectorAll("[data-trend-window]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.trendWindow === trendSel.window)));
+    state.trend = data;
   }
-  document.querySelectorAll("[data-trend]").forEach((b) => b.addEventListener("click", () => drawTrend(b.dataset.trend)));
+  async function loadTrend() {
+    const params = new URLSearchParams(location.search);
+    params.set("metric", trendSel.metric); params.set("trend_window", trendSel.window);
+    if (fixed.model) params.set("model", fixed.model);
+    if (fixed.provider) params.set("provider", fixed.provider);
+    if (fixed.offering) params.set("offering", fixed.offering);
+    const response = await fetch("/leaderboard/trend.json?" + params.toString());
+    if (response.ok) drawTrend(await response.json());
+    state.trendLoads = (state.trendLoads || 0) + 1;
+  }
+  document.querySelectorAll("[data-trend-metric]").forEach((b) => b.addEventListener("click", () => { trendSel.metric = b.dataset.trendMetric; loadTrend(); }));
+  document.querySelectorAll("[data-trend-window]").forEach((b) => b.addEventListener("click", () => { trendSel.window = b.dataset.trendWindow; loadTrend(); }));
 
   async function refresh() {
-    const query = location.search;
+    const params = new URLSearchParams(location.search);
+    if (fixed.model) params.set("model", fixed.model);
+    if (fixed.provider) params.set("provider", fixed.provider);
+    const query = "?" + params.toString();
     const [fragment, json] = await Promise.all([
       fetch(table.dataset.rowsUrl + query).then((r) => r.text()),
       fetch(table.dataset.rowsUrl.replace(/rows\/$/, "data.json") + query).then((r) => r.json()),
     ]);
     body.innerHTML = fragment;
+    if (fixed.offering) body.querySelectorAll("tr[data-offering]").forEach((tr) => { if (tr.dataset.offering !== fixed.offering) tr.remove(); });
     body.querySelectorAll("tr[data-model]").forEach((tr) => tr.classList.add("flash"));
-    body.querySelectorAll("[data-provider-dot]").forEach((dot) => (dot.style.background = tw.providerColor(dot.dataset.providerDot)));
-    state.rows = json.rows; trends["24h"] = json.trend_24h; trends["7d"] = json.trend_7d;
+    paintDots();
+    state.rows = fixed.offering ? json.rows.filter((r) => String(r.offering_id) === fixed.offering) : json.rows;
     if (state.sort) sortBy(state.sort, state.dir);
     applyFilter();
-    drawTrend(document.querySelector('[data-trend][aria-selected="true"]')?.dataset.trend || "24h");
+    await loadTrend();
     state.refreshes += 1;
   }
   state.refresh = refresh;
 
+  paintDots();
+  const initial = new URLSearchParams(location.search);
+  if (initial.get("sort")) { state.sort = initial.get("sort"); state.dir = initial.get("dir") === "desc" ? "desc" : "asc"; }
   applyFilter();
-  drawTrend("24h");
-  const params = new URLSearchParams(location.search);
-  if (params.get("sort")) state.sort = params.get("sort"), state.dir = params.get("dir") || "asc";
+  drawTrend(state.trend);
   tw.live("/ws/leaderboard/", (message) => {
     // A reconnect may have missed a refresh: catch up on every hello except the first.
     if (message.event === "hello" && (state.hellos = (state.hellos || 0) + 1) === 1) return;
