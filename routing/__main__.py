@@ -47,7 +47,7 @@ def _uvicorn(host: str, port: int, workers: int) -> None:
 
     uvicorn.run(
         "routing.asgi:app", host=host, port=port, workers=workers, loop="uvloop", http="httptools",
-        lifespan="on", access_log=False, log_level="warning",
+        lifespan="on", access_log=False, log_level="warning", log_config=None,  # routing.asgi sets logging
     )  # fmt: skip
 
 

@@ -204,10 +204,14 @@ STRIPE_METER_API_BASE = env_str("STRIPE_METER_API_BASE", "")
 STRIPE_WEBHOOK_SECRET = env_secret("STRIPE_WEBHOOK_SECRET", "")
 STRIPE_METER_EVENT_NAME = env_str("STRIPE_METER_EVENT_NAME", "tokenway_usage")
 
+# TOKENWAY_LOG_FORMAT=json: one JSON object per line with the gateway's request id (contracts.jsonlog).
+LOG_FORMAT = env_str("TOKENWAY_LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "contracts.jsonlog.RequestIdFilter"}},
+    "formatters": {"line": {"()": "contracts.jsonlog.formatter_for", "fmt": LOG_FORMAT}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "line", "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

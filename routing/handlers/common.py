@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from contracts.jsonlog import REQUEST_ID
 from contracts.keyrecord import KeyRecord
 from routing.asgi_io import Send, request_id_headers, respond
 from routing.errors import GatewayError, invalid_key, invalid_request, store_unavailable
@@ -17,7 +18,10 @@ from routing.wire.dialects import Dialect
 
 
 def new_request_id() -> str:
-    return "gen-" + os.urandom(12).hex()
+    """A fresh id, also set for this call's log lines (contracts.jsonlog: one task per request)."""
+    request_id = "gen-" + os.urandom(12).hex()
+    REQUEST_ID.set(request_id)
+    return request_id
 
 
 def api_key_from(headers: dict[str, str]) -> str:
@@ -31,9 +35,9 @@ def api_key_from(headers: dict[str, str]) -> str:
     return key
 
 
-async def authenticate(gw: Gateway, headers: dict[str, str]) -> KeyRecord:
+async def authenticate(gateway: Gateway, headers: dict[str, str]) -> KeyRecord:
     try:
-        return await gw.keys.resolve(api_key_from(headers))
+        return await gateway.keys.resolve(api_key_from(headers))
     except RedisUnavailable as exc:
         raise store_unavailable() from exc
 

@@ -93,3 +93,34 @@ def test_the_resolver_hands_over_only_checked_addresses():
         asyncio.run(resolve(False))
     addresses = asyncio.run(resolve(True))
     assert addresses and all(a["host"] in {"127.0.0.1", "::1"} for a in addresses)
+
+
+def test_log_lines_of_a_call_carry_its_request_id_as_json(dev_gateway, gateway, redis_client):
+    """TOKENWAY_LOG_FORMAT=json: the gateway's log line about this call's failed connect names its id."""
+    import io
+    import json
+    import logging
+    import socket
+
+    from contracts.jsonlog import JsonFormatter
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    tenant = _tenant_with_url(redis_client, f"http://127.0.0.1:{port}/v1")
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("routing.failover")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        response = _chat(dev_gateway.base_url, tenant.key, provider=ONLY_DEEPSEEK)
+    finally:
+        logger.removeHandler(handler)
+    assert response.status_code == 502
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    [line] = [entry for entry in lines if entry.get("request_id") == response.headers["x-request-id"]]
+    assert line["logger"] == "routing.failover" and line["level"] == "info"
+    assert "upstream failure" in line["message"]
+    assert "Could not connect" in response.json()["error"]["message"]  # the caller reads no library text
