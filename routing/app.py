@@ -8,7 +8,7 @@ from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, hea
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.handlers import completions, count_tokens, models, responses
+from routing.handlers import completions, count_tokens, health, models, responses
 from routing.handlers.common import new_request_id, send_error
 from routing.router.strategy import Strategy
 from routing.wire.dialects import ANTHROPIC, OPENAI
@@ -62,6 +62,8 @@ async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send
         await count_tokens.serve(gateway, scope, receive, send)
     elif method == "GET" and (path == models.PREFIX or path.startswith(models.PREFIX + "/")):
         await models.serve(gateway, scope, send)
+    elif method == "GET" and path == health.PATH:  # standalone process only: /healthz is Django's when combined
+        await health.serve(gateway, send)
     elif method == "HEAD" and path in _HEAD_PROBES:
         await respond(send, 200, b"", [])
     else:

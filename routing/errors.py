@@ -71,7 +71,7 @@ class UpstreamFailure(Exception):
         super().__init__(message)
         self.code = code  # the caller's error code when it is more precise than the status's
         self.status = status  # the status we would show the caller: 502, 503 or 504
-        self.kind = kind  # "connect" | "timeout" | "http_429" | "http_5xx" | "http_4xx" | "protocol"
+        self.kind = kind  # "connect" | "timeout" | "http_429" | "http_5xx" | "http_4xx" | "protocol" | "pool_wait"
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after

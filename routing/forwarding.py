@@ -12,6 +12,7 @@ from routing.adapters.registry import adapter_for
 from routing.asgi_io import Send
 from routing.byok_connect import checked_url, make_byok_session, with_base_url
 from routing.call import Call
+from routing.capacity import STREAMS
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.errors import GatewayError, UpstreamFailure
@@ -51,6 +52,9 @@ class Forwarder:
                 if not exc.retryable:
                     break
                 if tenant_url:  # the tenant's own endpoint failed: not a signal about the shared offering
+                    continue
+                if exc.kind == "pool_wait":  # our own per-host limit: says nothing about the provider
+                    self._health.not_reached(offering.offering_id)
                     continue
                 self._health.failure(
                     offering.offering_id,
@@ -113,7 +117,11 @@ class Forwarder:
         call.byok = bool(call.record.byok.get(offering.provider))
         call.ttft_ms = (time.monotonic() - call.started_mono) * 1000
         if call.view.stream:
-            await relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
+            STREAMS.open += 1
+            try:
+                await relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
+            finally:
+                STREAMS.open -= 1
         else:
             await relay_json(call, opened, send)
 

@@ -7,12 +7,13 @@ import time
 
 import aiohttp
 
+from routing.capacity import FdCeiling, current_fd_limit, raise_fd_limit
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.failover.health import HealthBoard
 from routing.failover.shared import LiveSync
 from routing.forwarding import Forwarder
-from routing.http_client import make_session
+from routing.http_client import PoolStats, make_session, pool_stats
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.redis_pipe import PipelinedRedis
 from routing.router.affinity import AffinityStore
@@ -43,13 +44,18 @@ class Gateway:
         self._session: aiohttp.ClientSession | None = None
         self._forwarder: Forwarder | None = None
         self._replayer: asyncio.Task[None] | None = None
+        self.fd_ceiling: FdCeiling = current_fd_limit()
 
     @property
     def forwarder(self) -> Forwarder:
         assert self._forwarder is not None, "gateway not started (ASGI lifespan)"
         return self._forwarder
 
+    def pool_stats(self) -> PoolStats:
+        return pool_stats(self._session)
+
     async def start(self) -> None:
+        self.fd_ceiling = raise_fd_limit()  # two descriptors per open stream: this is the real ceiling
         await self.redis.connect()
         for script in (ADMISSION, SETTLE):
             await self.redis.execute("SCRIPT", "LOAD", script.source)

@@ -9,9 +9,11 @@ import aiohttp
 
 from routing.byok_connect import RefusedAddress, refused
 from routing.errors import UpstreamFailure
+from routing.http_client import PoolWaitTimeout
 
 MAX_RETRY_AFTER_S = 300.0
 DEFAULT_429_COOLDOWN_S = 5.0
+POOL_RETRY_AFTER_S = 1.0  # slots free up as streams end: come back soon
 
 log = logging.getLogger("routing.failover")
 
@@ -55,6 +57,11 @@ def from_status(status: int, headers: Mapping[str, str], body: bytes) -> Upstrea
 def from_exception(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, TimeoutError):
         return UpstreamFailure(504, "timeout", "The provider did not answer in time.", retryable=True)
+    if isinstance(exc, PoolWaitTimeout):  # our own per-host limit, not the provider's health
+        return UpstreamFailure(
+            503, "pool_wait", "Tokenway has too many requests in flight to this provider; retry shortly.",
+            retryable=True, retry_after=POOL_RETRY_AFTER_S, code="gateway_busy",
+        )  # fmt: skip
     # The caller reads a plain sentence; the library's text (hosts, ports, internals) goes to our log only.
     log.info("upstream failure: %s: %s", type(exc).__name__, exc)
     if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, RefusedAddress):

@@ -110,6 +110,12 @@ class HealthBoard:
         if health.open_until and self._clock() >= health.open_until:
             health.trial_in_flight = True
 
+    def not_reached(self, offering_id: int) -> None:
+        """The attempt never reached the provider (our own pool limit): no signal; a half-open trial is given back."""
+        health = self._by_offering.get(offering_id)
+        if health is not None:
+            health.trial_in_flight = False
+
     def success(self, offering_id: int, ttfb_ms: float) -> None:
         health = self.get(offering_id)
         health.consecutive_failures = 0

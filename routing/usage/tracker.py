@@ -1,4 +1,9 @@
-"""Per-request usage accumulator: provider usage when it arrives, delivered text for the estimate."""
+"""Per-request usage accumulator: provider usage when it arrives, delivered text for the estimate.
+
+Constant memory per stream: delivered text is folded into two character counts as it passes
+(what ``count_text_tokens`` needs), never kept. Forwarded-untouched chunks are not parsed: their
+text members are located by a byte scan (``"content":"…"``) and counted in place.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,6 @@ import orjson
 
 from contracts.provider_usage import Usage, read_counts, to_tokens
 from contracts.snapshot import OfferingSnapshot
-from contracts.tokens import count_text_tokens
 from contracts.usage import Tokens
 
 # Totals beyond this many times the context window are treated as a provider bug.
@@ -21,10 +25,8 @@ class UsageTracker:
     input_estimate: int
     provider_usage: Usage = field(default_factory=dict)
     seen_usage: bool = False
-    delivered_chars: list[str] = field(default_factory=list)
-    # Raw chunk payloads forwarded untouched; parsed only if an estimate is ever needed.
-    delivered_openai_chunks: list[bytes] = field(default_factory=list)
-    delivered_anthropic_chunks: list[bytes] = field(default_factory=list)
+    ascii_chars: int = 0  # delivered text so far, as the two counts count_text_tokens reads
+    other_chars: int = 0
 
     def merge(self, usage: Usage | None) -> None:
         """Later values win: Anthropic's message_delta counts are cumulative, not increments."""
@@ -33,20 +35,46 @@ class UsageTracker:
             self.provider_usage.update({k: v for k, v in usage.items() if v is not None})
 
     def delivered(self, text: str) -> None:
-        if text:
-            self.delivered_chars.append(text)
+        if not text:
+            return
+        if text.isascii():
+            self.ascii_chars += len(text)
+        else:
+            ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+            self.ascii_chars += ascii_chars
+            self.other_chars += len(text) - ascii_chars
 
     def delivered_openai(self, data: bytes) -> None:
-        self.delivered_openai_chunks.append(data)
+        """One or more chat-completions chunk payloads forwarded untouched: content and tool arguments."""
+        self._scan(data, OPENAI_TEXT_KEYS)
 
     def delivered_anthropic(self, data: bytes) -> None:
-        self.delivered_anthropic_chunks.append(data)
+        """One or more ``content_block_delta`` payloads forwarded untouched: text, partial_json, thinking."""
+        self._scan(data, ANTHROPIC_TEXT_KEYS)
+
+    def _scan(self, data: bytes, keys: tuple[bytes, ...]) -> None:
+        for key in keys:
+            at = data.find(key)
+            while at != -1:
+                at = self._count_string(data, at + len(key))
+                at = data.find(key, at)
+
+    def _count_string(self, data: bytes, at: int) -> int:
+        """Count the JSON string starting at ``at`` (after optional spaces); the index just past it."""
+        while at < len(data) and data[at] in b" \t":
+            at += 1
+        if data[at : at + 1] != b'"':
+            return at  # null, a number: no text
+        span, end = json_string_at(data, at + 1)
+        if span.isascii() and b"\\" not in span:
+            self.ascii_chars += len(span)
+        else:
+            self.delivered(_decode(span))
+        return end + 1
 
     def output_estimate(self) -> int:
-        parts = [*self.delivered_chars]
-        parts.extend(_openai_chunk_text(raw) for raw in self.delivered_openai_chunks)
-        parts.extend(_anthropic_delta_text(raw) for raw in self.delivered_anthropic_chunks)
-        return count_text_tokens("".join(parts))
+        """count_text_tokens of all delivered text, from the running counts."""
+        return (self.ascii_chars + 3) // 4 + self.other_chars if self.ascii_chars or self.other_chars else 0
 
     def tokens(self, offering: OfferingSnapshot, *, complete: bool) -> tuple[Tokens, str, tuple[str, ...]]:
         """(tokens, usage_source, flags); estimated when the provider's usage never came."""
@@ -75,12 +103,31 @@ def _with_output_floor(tokens: Tokens, delivered: int) -> Tokens:
     )
 
 
-def _openai_chunk_text(raw: bytes) -> str:
+# A JSON member whose key is matched with its quotes is structural: inside a string every quote is
+# escaped, so text that merely contains "content": never matches.
+OPENAI_TEXT_KEYS = (b'"content":', b'"arguments":')
+ANTHROPIC_TEXT_KEYS = (b'"text":', b'"partial_json":', b'"thinking":')
+
+
+def json_string_at(data: bytes, start: int) -> tuple[bytes, int]:
+    """The raw body of the JSON string opened just before ``start``, and the index of its closing quote."""
+    end = data.find(b'"', start)
+    while end != -1:
+        slashes = 0
+        while end - 1 - slashes >= start and data[end - 1 - slashes] == 0x5C:
+            slashes += 1
+        if slashes % 2 == 0:
+            return data[start:end], end
+        end = data.find(b'"', end + 1)
+    return data[start:], len(data)
+
+
+def _decode(span: bytes) -> str:
     try:
-        chunk = orjson.loads(raw)
+        text = orjson.loads(b'"' + span + b'"')
     except orjson.JSONDecodeError:
-        return ""
-    return openai_delta_text(chunk) if isinstance(chunk, dict) else ""
+        return span.decode("utf-8", "replace")
+    return text if isinstance(text, str) else ""
 
 
 def openai_delta_text(chunk: dict[str, Any]) -> str:
@@ -93,15 +140,3 @@ def openai_delta_text(chunk: dict[str, Any]) -> str:
     for call in delta.get("tool_calls") or ():
         text += (call.get("function") or {}).get("arguments") or ""
     return text if isinstance(text, str) else ""
-
-
-def _anthropic_delta_text(raw: bytes) -> str:
-    try:
-        event = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return ""
-    delta = event.get("delta") if isinstance(event, dict) else None
-    if not isinstance(delta, dict):
-        return ""
-    value = delta.get("text") or delta.get("partial_json") or delta.get("thinking") or ""
-    return value if isinstance(value, str) else ""

@@ -196,7 +196,7 @@ def test_anthropic_events_become_responses_events():
     events = _events(stages, raw)
     assert stages.done and events[-1]["type"] == "response.completed"
     assert events[-1]["response"]["output"][0]["content"][0]["text"] == "Hey"
-    assert tracker.provider_usage["output_tokens"] == 3 and tracker.delivered_chars == ["Hey"]
+    assert tracker.provider_usage["output_tokens"] == 3 and (tracker.ascii_chars, tracker.other_chars) == (3, 0)
 
 
 def test_whole_chat_answer_becomes_a_response_object():
