@@ -12,7 +12,7 @@ field bumps the version, and a reader refuses versions it does not know.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -24,6 +24,26 @@ TOKENS_PER_PRICE_UNIT = 1_000_000  # prices are quoted per 1M tokens
 # "rejected": refused after the key was authenticated and before any provider was tried (limits,
 # balance, scope, unknown model, invalid body, no offering): zero tokens, zero money, no hold.
 USAGE_STATUSES = ("ok", "upstream_error", "client_cancelled", "failed", "rejected")
+# How a call ended, priced on purpose (docs/billing.md, "End states"): what the tenant pays and what
+# provider cost is booked follow from it. Extensible: a new state is added here with its row there;
+# readers treat an unknown state like "gateway_error". "" = an event from before end states existed.
+EndState = Literal[
+    "completed",  # the whole answer reached the client
+    "client_cancelled",  # the client left after the answer started; the upstream was drained for its usage
+    "client_gone_before_answer",  # the client left after admission, before any byte of the answer
+    "client_gone_in_admission",  # the client left while admission ran: the hold released at once
+    "upstream_cut",  # the stream broke after its first byte (connection cut, EOF, in-band provider error)
+    "upstream_timeout",  # idle gap or deadline, mid-stream or before any provider answered
+    "upstream_error",  # every attempt failed before the first byte (HTTP error, refused connection)
+    "gateway_error",  # our failure after admission (a bug, Redis gone mid-call)
+    "rejected",  # refused before anything was held or forwarded
+    "hedge_cancelled",  # a hedged attempt cancelled because another answered: provider cost only
+    "",
+]
+END_STATES: tuple[str, ...] = get_args(EndState)
+# The tenant pays for an answer it got or one it walked away from (the provider generated it and bills
+# it); nothing when the answer broke on the provider's or our side. Provider cost is booked in every state.
+CHARGED_END_STATES: frozenset[str] = frozenset({"completed", "client_cancelled", ""})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +123,9 @@ class UsageEvent:
     finished_at: float = 0.0
     error_code: str = ""  # the stable code the caller saw when the call was refused or failed ("" when ok)
     route_candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain: why this offering, why not the others
+    end_state: EndState = ""  # how the call ended: decides what the tenant pays (docs/billing.md)
+    finish_reason: str = ""  # the provider's own word (stop, length, tool_calls, end_turn, ...); "" if none came
+    upstream_id: str = ""  # the provider's response id (chatcmpl-..., msg_...), for its support and invoices
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:

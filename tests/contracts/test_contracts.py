@@ -11,14 +11,23 @@ from contracts import apikey_format, pricing, tokens
 from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
-from contracts.usage import USAGE_EVENT_VERSION, USAGE_STATUSES, Prices, Tokens, UsageEvent, cost_micros
+from contracts.usage import (
+    CHARGED_END_STATES,
+    END_STATES,
+    USAGE_EVENT_VERSION,
+    USAGE_STATUSES,
+    Prices,
+    Tokens,
+    UsageEvent,
+    cost_micros,
+)
 
 USAGE_FIELDS = {
     "request_id", "tenant_id", "key_id", "model", "offering_id", "provider", "region", "route_mode",
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
     "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "route_candidates",
-    "version",
+    "end_state", "finish_reason", "upstream_id", "version",
 }  # fmt: skip
 ROUTE_CANDIDATE_FIELDS = {"provider", "offering_id", "verdict", "score", "parts", "flags"}
 STATS_FIELDS = {
@@ -57,6 +66,18 @@ def test_usage_statuses_are_pinned_and_rejected_calls_carry_their_error_code():
                       offering_id=None, provider=None, prices=None, cost_micros=0, charge_micros=0)  # fmt: skip
     assert UsageEvent.from_json(rejected.to_json()) == rejected
     assert orjson.loads(rejected.to_json())["error_code"] == "insufficient_balance"
+
+
+def test_end_states_are_pinned_and_only_a_delivered_or_abandoned_answer_is_charged():
+    assert END_STATES == (
+        "completed", "client_cancelled", "client_gone_before_answer", "client_gone_in_admission", "upstream_cut",
+        "upstream_timeout", "upstream_error", "gateway_error", "rejected", "hedge_cancelled", "",
+    )  # fmt: skip
+    assert sorted(CHARGED_END_STATES) == ["", "client_cancelled", "completed"]  # "": an event from before them
+    old = orjson.loads(_event().to_json())
+    for name in ("end_state", "finish_reason", "upstream_id"):
+        del old[name]
+    assert UsageEvent.from_json(orjson.dumps(old)).end_state == ""  # added with defaults: still version 1
 
 
 def test_an_event_written_before_error_code_existed_still_parses_as_version_1():
