@@ -84,13 +84,13 @@ def _post(url: str, body: dict) -> dict:
         return orjson.loads(response.read())
 
 
-async def _perf_samples(target, count: int, concurrency: int):
+async def _perf_samples(offering, count: int, concurrency: int):
     semaphore = asyncio.Semaphore(concurrency)
     async with new_session(total_timeout_s=120) as session:
 
         async def one():
             async with semaphore:
-                ctx = ProbeContext(session=session, target=target, region="bench", seed=new_seed())
+                ctx = ProbeContext(session=session, offering=offering, region="bench", seed=new_seed())
                 prompt = story_prompt(ctx.rng("1k"), 1_000)
                 request = ChatRequest(
                     system=(SYSTEM_PROMPT,), messages=({"role": "user", "content": prompt},), max_tokens=OUTPUT_TOKENS
@@ -107,9 +107,9 @@ def _concurrency(profiles: list[dict]) -> list[int]:
     return [max(1, min(round(c), p["perf"]["capacity"])) for c, p in zip(share, profiles, strict=True)]
 
 
-async def _fidelity_round(targets: list, count: int, concurrency: list[int]):
-    """One round of ``count`` probes for every target, all offerings at once (separate providers)."""
-    rounds = await asyncio.gather(*(_perf_samples(t, count, c) for t, c in zip(targets, concurrency, strict=True)))
+async def _fidelity_round(offerings: list, count: int, concurrency: list[int]):
+    """One round of ``count`` probes for every offering, all offerings at once (separate providers)."""
+    rounds = await asyncio.gather(*(_perf_samples(t, count, c) for t, c in zip(offerings, concurrency, strict=True)))
     return [[outcome for outcome, timed in results if timed is not None and outcome.ok] for results in rounds]
 
 
@@ -158,13 +158,13 @@ def fidelity() -> None:
         chosen = [profiles[provider]["offerings"][model] for provider, model in FIDELITY_OFFERINGS]
         concurrency = _concurrency(chosen)
         by_key = {(o.provider, o.model): o for o in sim_offerings(base_url)}
-        targets = [by_key[key] for key in FIDELITY_OFFERINGS]
-        outcomes: list[list] = [[] for _ in targets]
-        draws: list[list[dict]] = [[] for _ in targets]
+        probed = [by_key[key] for key in FIDELITY_OFFERINGS]
+        outcomes: list[list] = [[] for _ in probed]
+        draws: list[list[dict]] = [[] for _ in probed]
         for _ in range(FIDELITY_SAMPLES // FIDELITY_ROUND):
-            for index, ok in enumerate(asyncio.run(_fidelity_round(targets, FIDELITY_ROUND, concurrency))):
+            for index, ok in enumerate(asyncio.run(_fidelity_round(probed, FIDELITY_ROUND, concurrency))):
                 outcomes[index] += ok
-                draws[index] += _sim_timings(base_url, targets[index].provider, chosen[index]["key"], FIDELITY_ROUND)
+                draws[index] += _sim_timings(base_url, probed[index].provider, chosen[index]["key"], FIDELITY_ROUND)
         print(
             "| offering | n | TTFT ms configured | measured | err | 95% sampling band | err vs fleet draws "
             "| tok/s configured | measured | err | 95% sampling band | err vs fleet draws |"
@@ -178,11 +178,11 @@ def fidelity() -> None:
         fleet.wait(10)
 
 
-def _series_probe(handle, target, rounds: int, sim_step_s: float, scale: float):
+def _series_probe(handle, offering, rounds: int, sim_step_s: float, scale: float):
     out = []
     for _ in range(rounds):
         results = asyncio.run(
-            run_jobs([Job(target.offering_id, "performance")], {target.offering_id: target}, region="bench")
+            run_jobs([Job(offering.offering_id, "performance")], {offering.offering_id: offering}, region="bench")
         )
         for outcome in results[0][1]:
             if outcome.variant == "1k":
@@ -202,21 +202,21 @@ def incidents() -> None:
     print("|---|---|---|---|---|")
     try:
         _post(f"{handle.base_url}/_sim/clock", {"hour": CLEAN_HOUR})
-        targets = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
+        by_key = {(o.provider, o.model): o for o in sim_offerings(handle.base_url)}
         cases: list[tuple[tuple[str, str], dict[str, Any], str]] = [
             (("openai", "gpt-4.1-mini"), {"kind": "http_503"}, "availability"),
             (("volcengine", "doubao-seed-1.6"), {"kind": "stall_before_first_token", "stall_s": 3.0}, "ttft"),
             (("zhipu", "glm-4.6"), {"kind": "slow_drip"}, "tps"),
         ]
         for key, fault, metric in cases:
-            target = targets[key]
-            before = _series_probe(handle, target, 24, step, scale)
+            offering = by_key[key]
+            before = _series_probe(handle, offering, 24, step, scale)
             baseline = _baseline(metric, before)
             _post(
                 f"{handle.base_url}/_sim/faults",
                 {"provider": key[0], "model": key[1], "rate": 1.0, "duration_s": 900, **fault},
             )
-            after = _series_probe(handle, target, 8, step, scale)
+            after = _series_probe(handle, offering, 8, step, scale)
             _get(f"{handle.base_url}/_sim/faults")
             urllib.request.urlopen(
                 urllib.request.Request(f"{handle.base_url}/_sim/faults?provider={key[0]}", method="DELETE")
@@ -260,10 +260,10 @@ def dishonesty() -> None:
     try:
         profiles = _get(f"{handle.base_url}/_sim/profiles")["providers"]
         offerings = sim_offerings(handle.base_url)
-        targets = {o.offering_id: o for o in offerings}
+        by_id = {o.offering_id: o for o in offerings}
         jobs = [Job(o.offering_id, kind) for o in offerings for kind in ("cache", "price", "quality") for _ in range(3)]
         rows: dict[int, list[DetailRow]] = {}
-        for job, outcomes in asyncio.run(run_jobs(jobs, targets, region="bench")):
+        for job, outcomes in asyncio.run(run_jobs(jobs, by_id, region="bench")):
             rows.setdefault(job.offering_id, []).extend(
                 DetailRow(o.kind, o.variant, o.error_class, o.input_tokens, o.cached_tokens, o.details)
                 for o in outcomes

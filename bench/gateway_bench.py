@@ -26,9 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.gw_load import Target, measure, pinned, process, wait_port
-from bench.gw_peers import ensure_wrk, start_target
-from bench.gw_upstreams import GATEWAY_CORE, LOAD_CORE, MOCK_JS, TOOLS
+from bench.gateway_load import Target, measure, pinned, process, wait_port
+from bench.gateway_peers import ensure_wrk, start_target
+from bench.gateway_upstreams import GATEWAY_CORE, LOAD_CORE, MOCK_JS, TOOLS
 from tokenway.ports import free_port
 
 # --- report -------------------------------------------------------------------------------------

@@ -36,20 +36,20 @@ async def _one(semaphore: asyncio.Semaphore, ctx: ProbeContext, kind: str) -> li
         try:
             return await PROBES[kind](ctx)
         except Exception:
-            logger.exception("probe %s of offering %s crashed", kind, ctx.target.offering_id)
+            logger.exception("probe %s of offering %s crashed", kind, ctx.offering.offering_id)
             return []
 
 
 async def run_jobs(
-    jobs: list[Job], targets: dict[int, OfferingSnapshot], *, region: str
+    jobs: list[Job], offerings: dict[int, OfferingSnapshot], *, region: str
 ) -> list[tuple[Job, list[Outcome]]]:
-    runnable = [job for job in jobs if job.offering_id in targets and job.kind in PROBES]
+    runnable = [job for job in jobs if job.offering_id in offerings and job.kind in PROBES]
     semaphore = asyncio.Semaphore(CONCURRENCY)
     async with new_session(total_timeout_s=conf.probe_timeout_s()) as session:
         tasks = [
             _one(
                 semaphore,
-                ProbeContext(session=session, target=targets[job.offering_id], region=region, seed=new_seed()),
+                ProbeContext(session=session, offering=offerings[job.offering_id], region=region, seed=new_seed()),
                 job.kind,
             )
             for job in runnable

@@ -44,9 +44,9 @@ def probe_batch(
         if reroutes < MAX_REROUTES:
             probe_batch.apply_async(args=(region, jobs, reroutes + 1), queue=queue_for(region))
         return {"refused": True, "region": region, "worker_region": conf.this_region()}
-    targets = probed_offerings(current_catalog())
+    offerings = probed_offerings(current_catalog())
     parsed = [Job(offering_id=int(oid), kind=str(kind)) for oid, kind in jobs]
-    results = asyncio.run(run_jobs(parsed, targets, region=region))
+    results = asyncio.run(run_jobs(parsed, offerings, region=region))
     saved = probe_results_save(region=region, results=results)
     return {"refused": False, "region": region, "jobs": len(parsed), "rows": saved}
 

@@ -18,26 +18,26 @@ from routing.usage.emit import build_event, emit_again, rejected_event, submit_e
 log = logging.getLogger("routing.accounting")
 
 
-async def account(gw: Gateway, call: Call) -> None:
+async def account(gateway: Gateway, call: Call) -> None:
     """One event per call. A refusal before admission (``rejected``) held nothing: its event goes
     out in the same pipelined round trip and there is nothing to settle. A call that ended before
     admission without being refused (client gone, internal error) leaves no trace."""
     if call.admission is None:
         if call.status == "rejected":
-            await hand_over(gw, build_event(call, call.bill(), gw.config.region))
+            await hand_over(gateway, build_event(call, call.bill(), gateway.config.region))
         return
     bill = call.bill()
     if call.early is not None:
         event, pending = call.early
     else:
-        event = build_event(call, bill, gw.config.region)
-        pending = submit_event(gw.redis, event, gw.config.generation_ttl_s)
+        event = build_event(call, bill, gateway.config.region)
+        pending = submit_event(gateway.redis, event, gateway.config.generation_ttl_s)
     if call.complete and call.offering is not None and call.fingerprint is not None:
-        gw.affinity.remember_local(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s)
-        pending.append(gw.affinity.submit(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s))
+        gateway.affinity.remember_local(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s)
+        pending.append(gateway.affinity.submit(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s))
     try:
         await settle(
-            gw.redis,
+            gateway.redis,
             call.admission,
             charge_micros=bill.charge_micros,
             tokens_used=bill.tokens.input_total + bill.tokens.output,
@@ -49,7 +49,7 @@ async def account(gw: Gateway, call: Call) -> None:
         log.warning("accounting of %s retried after: %s", call.request_id, exc)
         for future in pending:  # failed with the same connection: their errors are this one
             future.add_done_callback(_retrieve)
-        await emit_or_spool(gw, event)
+        await emit_or_spool(gateway, event)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
@@ -57,17 +57,17 @@ def _retrieve(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-async def hand_off_early(gw: Gateway, call: Call) -> None:
+async def hand_off_early(gateway: Gateway, call: Call) -> None:
     """Before an answer's last byte: queue its usage event and give the loop one turn, which writes
     it to Redis (with whatever else this tick queued) before the caller can have the whole answer.
     No extra round trip: ``account`` awaits these replies with the settlement's."""
-    event = build_event(call, call.bill(), gw.config.region)
-    call.early = (event, submit_event(gw.redis, event, gw.config.generation_ttl_s))
+    event = build_event(call, call.bill(), gateway.config.region)
+    call.early = (event, submit_event(gateway.redis, event, gateway.config.generation_ttl_s))
     await asyncio.sleep(0)
 
 
 async def account_unread(
-    gw: Gateway,
+    gateway: Gateway,
     *,
     request_id: str,
     record: KeyRecord,
@@ -80,25 +80,25 @@ async def account_unread(
     model = body.get("model") if body else None
     event = rejected_event(
         request_id=request_id, record=record, dialect=dialect, model=model if isinstance(model, str) else "",
-        status=err.status, code=err.code, region=gw.config.region, started=started,
+        status=err.status, code=err.code, region=gateway.config.region, started=started,
     )  # fmt: skip
-    await hand_over(gw, event)
+    await hand_over(gateway, event)
 
 
-async def hand_over(gw: Gateway, event: UsageEvent) -> None:
+async def hand_over(gateway: Gateway, event: UsageEvent) -> None:
     """Only the event (XADD and the generation copy, pipelined): for calls that held nothing."""
     try:
-        for future in submit_event(gw.redis, event, gw.config.generation_ttl_s):
+        for future in submit_event(gateway.redis, event, gateway.config.generation_ttl_s):
             await future
     except RedisUnavailable as exc:
         log.warning("usage event of %s retried after: %s", event.request_id, exc)
-        await emit_or_spool(gw, event)
+        await emit_or_spool(gateway, event)
 
 
-async def emit_or_spool(gw: Gateway, event: UsageEvent) -> None:
+async def emit_or_spool(gateway: Gateway, event: UsageEvent) -> None:
     """One more try on a fresh connection, else the local spool (replayed when Redis is back)."""
     try:
-        await emit_again(gw.redis, event, gw.config.generation_ttl_s)
+        await emit_again(gateway.redis, event, gateway.config.generation_ttl_s)
     except RedisUnavailable as exc:
         log.warning("usage event of %s spooled: %s", event.request_id, exc)
-        gw.spool.append(event.to_json())
+        gateway.spool.append(event.to_json())

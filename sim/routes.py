@@ -10,7 +10,7 @@ from sim.control import FLEET_KEY
 from sim.dialects import anthropic_request
 from sim.dialects.registry import ANTHROPIC, OPENAI
 from sim.errors import SimError
-from sim.exchange import _request_id, error_response, serve
+from sim.respond import _request_id, error_response, serve
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:

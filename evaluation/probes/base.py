@@ -1,4 +1,4 @@
-"""What a probe gets (ProbeContext) and the helper that turns one exchange into an Outcome."""
+"""What a probe gets (ProbeContext) and the helper that turns one timed call into an Outcome."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import aiohttp
 from contracts.snapshot import OfferingSnapshot
 from contracts.tokens import count_text_tokens
 from evaluation.probes.availability import ProbeFailure
-from evaluation.probes.exchange import Timed, exchange
 from evaluation.probes.outcome import Outcome
+from evaluation.probes.timed_call import Timed, timed_call
 from evaluation.wire.base import ChatRequest
 
 
 @dataclass(slots=True)
 class ProbeContext:
     session: aiohttp.ClientSession
-    target: OfferingSnapshot
+    offering: OfferingSnapshot
     region: str
     seed: int
 
@@ -30,10 +30,10 @@ class ProbeContext:
 async def measure(
     ctx: ProbeContext, kind: str, variant: str, request: ChatRequest, *, stop_after_first: bool = False
 ) -> tuple[Outcome, Timed | None]:
-    """Run one exchange; a failure becomes an Outcome with its error class (and no Timed)."""
+    """Run one timed call; a failure becomes an Outcome with its error class (and no Timed)."""
     outcome = Outcome(kind=kind, variant=variant, started_at=time.time(), details={"seed": ctx.seed})
     try:
-        timed = await exchange(ctx.session, ctx.target, request, stop_after_first=stop_after_first)
+        timed = await timed_call(ctx.session, ctx.offering, request, stop_after_first=stop_after_first)
     except ProbeFailure as failure:
         outcome.error_class = failure.error_class
         outcome.http_status = failure.http_status

@@ -25,7 +25,7 @@ JSON_ANSWER_TOKENS = 1024
 
 
 async def _context(ctx: ProbeContext) -> Outcome:
-    room = min(ctx.target.context_window - min(ctx.target.max_output, 4096), CONTEXT_CHECK_CAP)
+    room = min(ctx.offering.context_window - min(ctx.offering.max_output, 4096), CONTEXT_CHECK_CAP)
     tokens = max(1, int(room * CONTEXT_FILL_SHARE))
     request = ChatRequest(
         system=(), messages=({"role": "user", "content": filler(ctx.rng("context"), tokens)},), max_tokens=16
@@ -39,10 +39,10 @@ async def _max_output(ctx: ProbeContext) -> Outcome:
     request = ChatRequest(
         system=(),
         messages=({"role": "user", "content": "Count from one upwards in words."},),
-        max_tokens=ctx.target.max_output,
+        max_tokens=ctx.offering.max_output,
     )
     outcome, _ = await measure(ctx, ProbeKind.CAPABILITY, "max_output", request, stop_after_first=True)
-    outcome.details["max_tokens"] = ctx.target.max_output
+    outcome.details["max_tokens"] = ctx.offering.max_output
     return _refusal_is_unsupported(outcome)
 
 
@@ -86,8 +86,8 @@ def _refusal_is_unsupported(outcome: Outcome) -> Outcome:
 
 async def run(ctx: ProbeContext) -> list[Outcome]:
     checks = [_context, _max_output]
-    if "tools" in ctx.target.parameters:
+    if "tools" in ctx.offering.parameters:
         checks.append(_tools)
-    if "json_mode" in ctx.target.parameters:
+    if "json_mode" in ctx.offering.parameters:
         checks.append(_json_mode)
     return [await check(ctx) for check in checks]

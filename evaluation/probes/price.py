@@ -60,7 +60,7 @@ async def run(ctx: ProbeContext) -> list[Outcome]:
     if timed is None:
         return [outcome]
     # Billed exactly as the gateway bills: the tokens come from the same reader (contracts.provider_usage).
-    expected = cost_micros(timed.usage.tokens, ctx.target.prices)
+    expected = cost_micros(timed.usage.tokens, ctx.offering.prices)
     outcome.details.update(
         verdict(
             ours_in=counted_input(system, messages),

@@ -21,10 +21,10 @@ class AnthropicDialect:
     name = "anthropic"
 
     def build(
-        self, target: OfferingSnapshot, request: ChatRequest, api_key: str
+        self, offering: OfferingSnapshot, request: ChatRequest, api_key: str
     ) -> tuple[str, dict[str, str], dict[str, Any]]:
         body: dict[str, Any] = {
-            "model": target.upstream_model,
+            "model": offering.upstream_model,
             "max_tokens": request.max_tokens,
             "messages": [dict(m) for m in request.messages],
         }
@@ -35,7 +35,7 @@ class AnthropicDialect:
         if request.tools:
             body["tools"] = [{"name": TOOL_NAME, "input_schema": TOOL_SCHEMA}]
             body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
-        return f"{target.base_url.rstrip('/')}/messages", anthropic_headers(api_key), body
+        return f"{offering.base_url.rstrip('/')}/messages", anthropic_headers(api_key), body
 
     def stream_delta(self, event: str, data: dict[str, Any]) -> StreamDelta:
         kind = data.get("type") or event
@@ -70,5 +70,5 @@ class AnthropicDialect:
         ]
         return Reply(text=text, tool_calls=calls, finish_reason=data.get("stop_reason"))
 
-    def usage(self, target: OfferingSnapshot, raw: dict[str, Any]) -> Usage:
-        return read_usage(target, raw)
+    def usage(self, offering: OfferingSnapshot, raw: dict[str, Any]) -> Usage:
+        return read_usage(offering, raw)

@@ -55,12 +55,12 @@ def _reported_cost(raw: dict[str, Any]) -> int | None:
     return None
 
 
-def read_usage(target: OfferingSnapshot, raw: Any) -> Usage:
+def read_usage(offering: OfferingSnapshot, raw: Any) -> Usage:
     """The same reading the gateway bills with; a malformed or inconsistent usage is a WireError."""
-    problem = usage_problem(target.usage_dialect, raw)
+    problem = usage_problem(offering.usage_dialect, raw)
     if problem:
         raise WireError(problem)
-    tokens, flags = read_tokens(target.usage_dialect, raw, cached_in_input=target.cached_tokens_in_input)
+    tokens, flags = read_tokens(offering.usage_dialect, raw, cached_in_input=offering.cached_tokens_in_input)
     if "clamped_cache_read" in flags:
         raise WireError(f"cached tokens exceed input tokens {raw.get('prompt_tokens')}")
     return Usage(tokens, _reported_cost(raw))
@@ -86,7 +86,7 @@ class Dialect(Protocol):
     name: str
 
     def build(
-        self, target: OfferingSnapshot, request: ChatRequest, api_key: str
+        self, offering: OfferingSnapshot, request: ChatRequest, api_key: str
     ) -> tuple[str, dict[str, str], dict[str, Any]]:
         """URL, headers and JSON body of the request."""
         ...
@@ -95,4 +95,4 @@ class Dialect(Protocol):
 
     def parse_reply(self, data: dict[str, Any]) -> Reply: ...
 
-    def usage(self, target: OfferingSnapshot, raw: dict[str, Any]) -> Usage: ...
+    def usage(self, offering: OfferingSnapshot, raw: dict[str, Any]) -> Usage: ...

@@ -20,10 +20,14 @@ class OpenAIDialect:
     name = "openai"
 
     def build(
-        self, target: OfferingSnapshot, request: ChatRequest, api_key: str
+        self, offering: OfferingSnapshot, request: ChatRequest, api_key: str
     ) -> tuple[str, dict[str, str], dict[str, Any]]:
         messages = ([_system_message(request.system)] if request.system else []) + [dict(m) for m in request.messages]
-        body: dict[str, Any] = {"model": target.upstream_model, "messages": messages, "max_tokens": request.max_tokens}
+        body: dict[str, Any] = {
+            "model": offering.upstream_model,
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+        }
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -32,7 +36,7 @@ class OpenAIDialect:
             body["tool_choice"] = {"type": "function", "function": {"name": TOOL_NAME}}
         if request.json_mode:
             body["response_format"] = {"type": "json_object"}
-        return f"{target.base_url.rstrip('/')}/chat/completions", openai_headers(api_key), body
+        return f"{offering.base_url.rstrip('/')}/chat/completions", openai_headers(api_key), body
 
     def stream_delta(self, event: str, data: dict[str, Any]) -> StreamDelta:
         delta = StreamDelta(usage=data.get("usage") or None)
@@ -67,5 +71,5 @@ class OpenAIDialect:
             raise WireError("message content is not a string")
         return Reply(text=text, tool_calls=calls, finish_reason=choices[0].get("finish_reason"))
 
-    def usage(self, target: OfferingSnapshot, raw: dict[str, Any]) -> Usage:
-        return read_usage(target, raw)
+    def usage(self, offering: OfferingSnapshot, raw: dict[str, Any]) -> Usage:
+        return read_usage(offering, raw)

@@ -21,7 +21,7 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_http = get_asgi_application()
 
-from frontend.routing import websocket_urlpatterns  # noqa: E402
+from frontend.ws_urls import websocket_urlpatterns  # noqa: E402
 from routing.app import is_gateway_path, make_gateway_app  # noqa: E402
 from routing.asgi_io import MAX_HEADER_BYTES, headers_too_large, respond  # noqa: E402
 

@@ -34,40 +34,40 @@ INPUT_ESTIMATE_MARGIN_PCT = 50  # holds assume up to 1.5x our input estimate: th
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
 
-async def serve(gw: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> None:
+async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> None:
     request_id = new_request_id()
     headers = header_map(scope)
     record: KeyRecord | None = None
     body: dict[str, Any] | None = None
     started = time.time()
     try:
-        record = await authenticate(gw, headers)
-        body = parse_json(await read_body(receive, gw.config.max_body_bytes))
+        record = await authenticate(gateway, headers)
+        body = parse_json(await read_body(receive, gateway.config.max_body_bytes))
         view = dialect.view(body)
     except GatewayError as err:
         await send_error(send, dialect, err, request_id)
         if record is not None:  # an unknown key (401) belongs to no tenant: not recorded
             await account_unread(
-                gw, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err, started=started
+                gateway, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err, started=started
             )
         return
     except ClientGone:
         return
     forward = body if view.forward is None else view.forward  # Responses: already translated to chat
     call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
-    call.before_last_byte = partial(hand_off_early, gw, call)
-    await _run(gw, call, receive, send)
+    call.before_last_byte = partial(hand_off_early, gateway, call)
+    await _run(gateway, call, receive, send)
 
 
-async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
+async def _run(gateway: Gateway, call: Call, receive: Receive, send: Send) -> None:
     task = asyncio.current_task()
     assert task is not None
     watcher = asyncio.create_task(_watch_disconnect(receive, call, task))
     try:
-        await _serve_call(gw, call, send)
+        await _serve_call(gateway, call, send)
     except asyncio.CancelledError:
         if not call.client_gone:
-            await account(gw, call)
+            await account(gateway, call)
             raise
         task.uncancel()
         call.status = "client_cancelled"
@@ -80,7 +80,7 @@ async def _run(gw: Gateway, call: Call, receive: Receive, send: Send) -> None:
         await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
     finally:
         watcher.cancel()
-    await account(gw, call)
+    await account(gateway, call)
 
 
 async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
@@ -102,10 +102,10 @@ async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[Non
             return
 
 
-async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
+async def _serve_call(gateway: Gateway, call: Call, send: Send) -> None:
     view, record = call.view, call.record
     auto = virtual_mode(view.model)  # "auto" / "auto:<mode>": the router picks the model too
-    alias_reason = "" if auto is not None else _resolve(gw, view, record)
+    alias_reason = "" if auto is not None else _resolve(gateway, view, record)
     call.mode = route_mode(auto or call.headers.get("x-tokenway-route"), record)
     prefs = provider_prefs.parse(view.provider_prefs)
     need = Need(view.input_estimate, view.max_tokens, view.needs)
@@ -113,38 +113,38 @@ async def _serve_call(gw: Gateway, call: Call, send: Send) -> None:
         call.fingerprint = keyed_fingerprint(record.tenant_id, view.model, view.cache_key)
     elif view.input_estimate >= AFFINITY_MIN_TOKENS:
         call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
-    affinity = await gw.affinity.lookup(call.fingerprint) if call.fingerprint else None
-    route = _plan(gw, call, need, prefs, affinity, auto=auto is not None)
+    affinity = await gateway.affinity.lookup(call.fingerprint) if call.fingerprint else None
+    route = _plan(gateway, call, need, prefs, affinity, auto=auto is not None)
     view.model = route.offerings[0].model  # auto: the chosen model names and bills the answer
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
-    lifetime = gw.config.deadline_s + gw.config.hold_grace_s
+    lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
     call.admission = await admit(
-        gw.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gw.keys.rebuilding
+        gateway.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gateway.keys.rebuilding
     )
-    await gw.exchanger.run(call, route.offerings, send)
+    await gateway.forwarder.run(call, route.offerings, send)
 
 
-def _resolve(gw: Gateway, view: RequestView, record: KeyRecord) -> str:
+def _resolve(gateway: Gateway, view: RequestView, record: KeyRecord) -> str:
     """The catalog model routes, bills and names the answer from here on; returns the alias reason."""
-    alias = resolve_model(gw.catalog, view.model)
+    alias = resolve_model(gateway.catalog, view.model)
     view.model = alias.model
     check_model_scope(view.model, record)
     return alias.reason
 
 
 def _plan(
-    gw: Gateway, call: Call, need: Need, prefs: provider_prefs.ProviderPrefs, affinity: int | None, *, auto: bool
+    gateway: Gateway, call: Call, need: Need, prefs: provider_prefs.ProviderPrefs, affinity: int | None, *, auto: bool
 ) -> Route:
     if auto:
         return plan_auto(
-            state=gw.catalog, health=gw.health, strategy=gw.strategy, record=call.record, need=need,
+            state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, need=need,
             prefs=prefs, mode=call.mode, affinity=affinity,
         )  # fmt: skip
     return plan(
-        state=gw.catalog, health=gw.health, strategy=gw.strategy, record=call.record, model=call.view.model,
+        state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, model=call.view.model,
         need=need, prefs=prefs, mode=call.mode, affinity=affinity,
     )  # fmt: skip
 

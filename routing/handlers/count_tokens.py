@@ -13,12 +13,12 @@ from routing.wire import anthropic
 from routing.wire.dialects import ANTHROPIC
 
 
-async def serve(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+async def serve(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     request_id = new_request_id()
     try:
-        await authenticate(gw, header_map(scope))
-        view = anthropic.view(parse_json(await read_body(receive, gw.config.max_body_bytes)), count_only=True)
-        resolve_model(gw.catalog, view.model)
+        await authenticate(gateway, header_map(scope))
+        view = anthropic.view(parse_json(await read_body(receive, gateway.config.max_body_bytes)), count_only=True)
+        resolve_model(gateway.catalog, view.model)
     except GatewayError as err:
         await send_error(send, ANTHROPIC, err, request_id)
         return

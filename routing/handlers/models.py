@@ -21,9 +21,9 @@ def _dialect(headers: dict[str, str]) -> Dialect:
     return ANTHROPIC if "anthropic-version" in headers else OPENAI
 
 
-def _model(gw: Gateway, model: str, created: int, *, name: str | None = None) -> dict[str, Any]:
+def _model(gateway: Gateway, model: str, created: int, *, name: str | None = None) -> dict[str, Any]:
     """A catalog model's entry; ``name``: the entry of one of its other names (``alias_of`` says whose)."""
-    offerings = gw.catalog.by_model[model]
+    offerings = gateway.catalog.by_model[model]
     return {
         "id": name or model,
         "object": "model",
@@ -34,35 +34,37 @@ def _model(gw: Gateway, model: str, created: int, *, name: str | None = None) ->
         "owned_by": "tokenway",
         "context_length": max(o.context_window for o in offerings),
         "providers": sorted({o.provider for o in offerings}),
-        "aliases": gw.catalog.names.listed.get(model, []),
+        "aliases": gateway.catalog.names.listed.get(model, []),
         **({"alias_of": model} if name else {}),
     }
 
 
-def _one(gw: Gateway, model_id: str, created: int) -> dict[str, Any]:
-    resolution = resolve_model(gw.catalog, model_id)
-    return _model(gw, resolution.model, created, name=None if resolution.kind == "slug" else model_id)
+def _one(gateway: Gateway, model_id: str, created: int) -> dict[str, Any]:
+    resolution = resolve_model(gateway.catalog, model_id)
+    return _model(gateway, resolution.model, created, name=None if resolution.kind == "slug" else model_id)
 
 
-def _all(gw: Gateway, created: int) -> list[dict[str, Any]]:
+def _all(gateway: Gateway, created: int) -> list[dict[str, Any]]:
     """Catalog models, then one entry per provider id (``claude-sonnet-4-5-20250929``) they answer to."""
-    models = [_model(gw, m, created) for m in gw.catalog.models()]
-    official = sorted(gw.catalog.names.official.items())
-    return models + [_model(gw, slug, created, name=name) for name, slug in official if slug in gw.catalog.by_model]
+    models = [_model(gateway, m, created) for m in gateway.catalog.models()]
+    official = sorted(gateway.catalog.names.official.items())
+    return models + [
+        _model(gateway, slug, created, name=name) for name, slug in official if slug in gateway.catalog.by_model
+    ]
 
 
-async def serve(gw: Gateway, scope: Scope, send: Send) -> None:
+async def serve(gateway: Gateway, scope: Scope, send: Send) -> None:
     headers = header_map(scope)
     request_id = new_request_id()
     dialect = _dialect(headers)
-    created = int(gw.catalog.catalog.generated_at) if gw.catalog.catalog else 0
+    created = int(gateway.catalog.catalog.generated_at) if gateway.catalog.catalog else 0
     try:
-        await authenticate(gw, headers)
+        await authenticate(gateway, headers)
         model_id = scope["path"][len(PREFIX) :].lstrip("/")
         if model_id:
-            body = _one(gw, model_id, created)
+            body = _one(gateway, model_id, created)
         else:
-            data = _all(gw, created)
+            data = _all(gateway, created)
             body = {"object": "list", "data": data, "has_more": False,
                     "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}  # fmt: skip
     except GatewayError as err:

@@ -21,8 +21,8 @@ def no_websocket() -> GatewayError:
     )
 
 
-async def serve(gw: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    await completions.serve(gw, RESPONSES, scope, receive, send)
+async def serve(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+    await completions.serve(gateway, RESPONSES, scope, receive, send)
 
 
 async def refuse_get(send: Send) -> None:

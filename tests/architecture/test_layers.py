@@ -31,8 +31,8 @@ def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_brea
     (tmp_path / "routing" / "handler.py").write_text("import django.db\nfrom metering import models\n")
     (tmp_path / "metering" / "models.py").write_text("")
     (tmp_path / "metering" / "views.py").write_text("import frontend\n")
-    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.routing\n")  # the one allowed import
-    (tmp_path / "frontend" / "routing.py").write_text("")
+    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.ws_urls\n")  # the one allowed import
+    (tmp_path / "frontend" / "ws_urls.py").write_text("")
     (tmp_path / "metering" / "selectors.py").write_text("")
     (tmp_path / "tenants" / "services.py").write_text("")
     (tmp_path / "frontend" / "views.py").write_text(

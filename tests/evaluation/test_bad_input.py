@@ -26,9 +26,9 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def outcomes():
     with override_settings(TOKENWAY_EVAL_PROBE_TIMEOUT_S=0.5), misbehaving_upstream() as base_url:
-        targets = {i: offering(i, model, base_url) for i, model in enumerate(EXPECTED, start=1)}
-        results = asyncio.run(run_jobs([Job(i, "performance") for i in targets], targets, region="beijing"))
-    return {targets[job.offering_id].model: found for job, found in results}
+        offerings = {i: offering(i, model, base_url) for i, model in enumerate(EXPECTED, start=1)}
+        results = asyncio.run(run_jobs([Job(i, "performance") for i in offerings], offerings, region="beijing"))
+    return {offerings[job.offering_id].model: found for job, found in results}
 
 
 def test_each_broken_answer_gets_its_error_class(outcomes):

@@ -25,9 +25,9 @@ def board(catalog, redis_client):
         find(catalog, "anthropic", "claude-sonnet-4.5"),
     )
     rows = []
-    for seed, (target, ttft) in enumerate(((fast, 300), (slow, 1500), (other, 800))):
+    for seed, (offering, ttft) in enumerate(((fast, 300), (slow, 1500), (other, 800))):
         rows += perf_rows(
-            offering_id=target.offering_id,
+            offering_id=offering.offering_id,
             region="beijing",
             start=now - dt.timedelta(minutes=40),
             count=40,

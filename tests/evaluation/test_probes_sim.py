@@ -16,9 +16,9 @@ from tests.evaluation.conftest import find
 
 def _run(sim, pairs, kind, repeat=1):
     catalog = sim_catalog(sim.base_url)
-    targets = {o.offering_id: o for o in catalog.offerings}
+    by_id = {o.offering_id: o for o in catalog.offerings}
     ids = [find(catalog, provider, model).offering_id for provider, model in pairs]
-    results = asyncio.run(run_jobs([Job(i, kind) for i in ids for _ in range(repeat)], targets, region="beijing"))
+    results = asyncio.run(run_jobs([Job(i, kind) for i in ids for _ in range(repeat)], by_id, region="beijing"))
     by_offering: dict[int, list] = {}
     for job, outcomes in results:
         by_offering.setdefault(job.offering_id, []).extend(outcomes)
@@ -43,12 +43,12 @@ def test_probe_runs_use_fresh_seeds_and_sdk_shaped_requests(sim):
     _, [outcomes] = _run(sim, [("openai", "gpt-4.1-mini")], "performance", repeat=2)
     assert len({o.details["seed"] for o in outcomes}) == 2  # each run draws a new seed -> new prompt text
     catalog = sim_catalog(sim.base_url)
-    target = find(catalog, "openai", "gpt-4.1-mini")
+    offering = find(catalog, "openai", "gpt-4.1-mini")
     bodies = set()
     for seed in (1, 2):
         prompt = story_prompt(random.Random(f"{seed}:1k"), 1_000)
         request = ChatRequest(system=("s",), messages=({"role": "user", "content": prompt},), max_tokens=8)
-        url, headers, body = dialect_for("openai").build(target, request, "key")
+        url, headers, body = dialect_for("openai").build(offering, request, "key")
         bodies.add(body["messages"][1]["content"])
         assert headers["User-Agent"].startswith("OpenAI/Python ") and headers["X-Stainless-Lang"] == "python"
         assert "probe" not in (url + str(headers) + prompt).lower()

@@ -28,8 +28,8 @@ def _worker_idle() -> bool:
 
 @override_settings(TOKENWAY_REGION="beijing")
 def test_worker_of_one_region_never_runs_another_regions_probes(catalog, redis_client):
-    target = find(catalog, "openai", "gpt-4.1-mini")
-    jobs = [[target.offering_id, "performance"]]
+    offering = find(catalog, "openai", "gpt-4.1-mini")
+    jobs = [[offering.offering_id, "performance"]]
     mine = probe_batch.apply_async(args=("beijing", jobs), queue="probes.beijing")
     theirs = probe_batch.apply_async(args=("shanghai", jobs), queue="probes.shanghai")
     misrouted = probe_batch.apply_async(args=("shenzhen", jobs), queue="probes.beijing")

@@ -15,7 +15,7 @@ from django.db import connections
 from django.test import Client
 
 from contracts.redis_keys import LEADERBOARD_GROUP, tenant_group
-from frontend.routing import websocket_urlpatterns
+from frontend.ws_urls import websocket_urlpatterns
 from metering.live import tenant_push
 from tests.frontend.ws import WebsocketCommunicator
 

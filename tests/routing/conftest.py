@@ -70,9 +70,9 @@ def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Re
 def _wait_catalog(server: ServerThread) -> None:
     import time
 
-    gw = server.gateway
+    gateway = server.gateway
     deadline = time.monotonic() + 2
-    while not gw.catalog.by_model and time.monotonic() < deadline:
+    while not gateway.catalog.by_model and time.monotonic() < deadline:
         time.sleep(0.01)
 
 

@@ -71,9 +71,9 @@ def integrity_stats(gateway, models) -> dict[str, OfferingStats]:
     from evaluation.runner import Job, run_jobs
     from evaluation.services.snapshot import offering_stats
 
-    targets = {o.offering_id: o for m in models for o in gateway.gateway.catalog.by_model[m]}
-    jobs = [Job(oid, kind) for oid in targets for kind in ("price", "quality") for _ in range(2)]
-    results = asyncio.run(run_jobs(jobs, targets, region="beijing"))
+    by_id = {o.offering_id: o for m in models for o in gateway.gateway.catalog.by_model[m]}
+    jobs = [Job(oid, kind) for oid in by_id for kind in ("price", "quality") for _ in range(2)]
+    results = asyncio.run(run_jobs(jobs, by_id, region="beijing"))
     rows: dict[int, list[DetailRow]] = {}
     for job, outcomes in results:
         rows.setdefault(job.offering_id, []).extend(
@@ -81,7 +81,7 @@ def integrity_stats(gateway, models) -> dict[str, OfferingStats]:
         )
     out = {}
     for oid, details in rows.items():
-        computed = compute([], details, targets[oid].prices)
+        computed = compute([], details, by_id[oid].prices)
         agg = Aggregate(offering_id=oid, region="all", window="1h", n=0, metrics=computed.metrics, flags=computed.flags)
         out[str(oid)] = offering_stats(agg)
     return out

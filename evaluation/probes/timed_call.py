@@ -1,4 +1,4 @@
-"""One request to an offering, measured: a streaming exchange or a plain one.
+"""One request to an offering, measured: a streaming call or a plain one.
 
 Failures raise ProbeFailure with the right error class; nothing else escapes
 (broken JSON, truncated streams and odd usage are classified, never crash the batch).
@@ -47,8 +47,8 @@ class Timed:
     first_text: str = ""
 
 
-def api_key(target: OfferingSnapshot) -> str:
-    configured = os.environ.get(target.api_key_env, "") if target.api_key_env else ""
+def api_key(offering: OfferingSnapshot) -> str:
+    configured = os.environ.get(offering.api_key_env, "") if offering.api_key_env else ""
     return configured or PLACEHOLDER_KEY
 
 
@@ -92,8 +92,8 @@ def _tps(output_tokens: int, text: str, first_text: str, first: float | None, la
     return after_first / (last - first) if after_first > 0 else None
 
 
-async def _read_stream(target: OfferingSnapshot, response: aiohttp.ClientResponse, timed: dict[str, Any]) -> None:
-    dialect = dialect_for(target.dialect)
+async def _read_stream(offering: OfferingSnapshot, response: aiohttp.ClientResponse, timed: dict[str, Any]) -> None:
+    dialect = dialect_for(offering.dialect)
     usage: dict[str, Any] = {}
     reply = Reply()
     done = False
@@ -120,12 +120,12 @@ async def _read_stream(target: OfferingSnapshot, response: aiohttp.ClientRespons
     timed["reply"], timed["usage_raw"] = reply, usage
 
 
-async def exchange(
-    session: aiohttp.ClientSession, target: OfferingSnapshot, request: ChatRequest, *, stop_after_first: bool = False
+async def timed_call(
+    session: aiohttp.ClientSession, offering: OfferingSnapshot, request: ChatRequest, *, stop_after_first: bool = False
 ) -> Timed:
     """Send one request; measure TTFT and throughput when it streams."""
-    dialect = dialect_for(target.dialect)
-    url, headers, body = dialect.build(target, request, api_key(target))
+    dialect = dialect_for(offering.dialect)
+    url, headers, body = dialect.build(offering, request, api_key(offering))
     started = time.perf_counter()
     state: dict[str, Any] = {}
     rate_limit: dict[str, str] = {}
@@ -136,11 +136,11 @@ async def exchange(
             await _refuse_non_200(response, rate_limit)
             state["headers"] = True
             if request.stream and stop_after_first and response.content_type.startswith("text/event-stream"):
-                return await _first_chunk_only(target, response, started, rate_limit)
+                return await _first_chunk_only(offering, response, started, rate_limit)
             if request.stream:
                 if not response.content_type.startswith("text/event-stream"):
                     raise WireError(f"expected an event stream, got {response.content_type!r}")
-                await _read_stream(target, response, state)
+                await _read_stream(offering, response, state)
             else:
                 data = _parse_json(await response.read())
                 state["reply"], state["usage_raw"] = dialect.parse_reply(data), data.get("usage")
@@ -154,7 +154,7 @@ async def exchange(
         raise ProbeFailure(error_class, f"{type(exc).__name__}: {exc}", rate_limit=rate_limit) from exc
     total_ms = (time.perf_counter() - started) * 1000
     try:
-        usage = dialect.usage(target, state["usage_raw"])
+        usage = dialect.usage(offering, state["usage_raw"])
         if usage.cost_micros is None and state.get("billed") is not None:
             usage = replace(usage, cost_micros=state["billed"])
     except WireError as exc:
@@ -174,10 +174,10 @@ async def exchange(
 
 
 async def _first_chunk_only(
-    target: OfferingSnapshot, response: aiohttp.ClientResponse, started: float, rate_limit: dict[str, str]
+    offering: OfferingSnapshot, response: aiohttp.ClientResponse, started: float, rate_limit: dict[str, str]
 ) -> Timed:
     """Capability checks only need to know the request was accepted: read to the first text, then hang up."""
-    dialect = dialect_for(target.dialect)
+    dialect = dialect_for(offering.dialect)
     async for event, data in sse_events(response.content):
         if data.strip() == "[DONE]":
             break

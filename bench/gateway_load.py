@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import psutil
 
-from bench.gw_upstreams import LOAD_CORE, MODEL, PROMPT, ROOT, TTFB_SAMPLES
+from bench.gateway_upstreams import LOAD_CORE, MODEL, PROMPT, ROOT, TTFB_SAMPLES
 
 # --- helpers -------------------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import psutil
 
-from bench.gw_load import Target, pinned, process, wait_port
-from bench.gw_upstreams import GATEWAY_CORE, LOAD_CORE, MODEL, ROOT, TOOLS
+from bench.gateway_load import Target, pinned, process, wait_port
+from bench.gateway_upstreams import GATEWAY_CORE, LOAD_CORE, MODEL, ROOT, TOOLS
 from tokenway.ports import free_port
 
 # --- targets ----------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ def _tokenway(port: int, mock_port: int, stack: contextlib.ExitStack, workdir: P
 def _passthrough(port: int, mock_port: int, stack: contextlib.ExitStack, workdir: Path) -> Target:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PASSTHROUGH_UPSTREAM": f"http://127.0.0.1:{mock_port}/v1"}
     granian = [sys.executable, "-m", "granian", "--interface", "asgi", "--loop", "uvloop", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", "1", "--no-access-log", "bench.gw_upstreams:passthrough_app"]  # fmt: skip
+               "--port", str(port), "--workers", "1", "--no-access-log", "bench.gateway_upstreams:passthrough_app"]  # fmt: skip
     log = workdir / "passthrough.log"
     proc = stack.enter_context(process(pinned(GATEWAY_CORE, granian), env=env, log=log))
     return _started(Target("python-passthrough", f"http://127.0.0.1:{port}/v1/chat/completions"), proc, port, 20, log)
