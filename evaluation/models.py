@@ -53,6 +53,7 @@ class ProbeResult(models.Model):
 
 
 class Window(models.TextChoices):
+    QUARTER = "15m", "15 minutes"
     HOUR = "1h", "1 hour"
     DAY = "24h", "24 hours"
     WEEK = "7d", "7 days"
@@ -76,6 +77,44 @@ class Aggregate(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["offering_id", "region", "window"], name="uniq_aggregate"),
         ]
+
+
+class Resolution(models.TextChoices):
+    MINUTE = "m", "minute"
+    HOUR = "h", "hour"
+    DAY = "d", "day"
+
+
+class ProbeRollup(models.Model):
+    """Additive counters and fixed-bucket histograms of one offering x region x probe kind x period.
+
+    Maintained as probe results are written (``evaluation/services/rollup.py``: minute, hour and day
+    rows in the same transaction as the raw rows), or rebuilt from raw rows in SQL; the counters are
+    named in ``evaluation/rollup_metrics.py``.
+    """
+
+    offering_id = models.BigIntegerField()
+    region = models.CharField(max_length=32)
+    kind = models.CharField(max_length=16, choices=ProbeKind.choices)
+    resolution = models.CharField(max_length=1, choices=Resolution.choices)
+    bucket = models.DateTimeField()  # period start
+    counts = models.JSONField(default=dict)  # counter name -> sum
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["resolution", "bucket", "offering_id", "region", "kind"], name="uniq_probe_rollup"
+            ),
+        ]
+        indexes = [models.Index(fields=["offering_id", "resolution", "bucket"], name="rollup_offering_time")]
+
+
+class RollupBackfill(models.Model):
+    """A range of raw rows rolled up in one go (on the first refresh after an upgrade, or by hand)."""
+
+    since = models.DateTimeField()
+    until = models.DateTimeField()
+    done_at = models.DateTimeField()
 
 
 class Incident(models.Model):

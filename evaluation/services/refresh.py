@@ -1,4 +1,4 @@
-"""One statistics refresh: aggregates (stale windows), incidents, snapshot, live notification."""
+"""One statistics refresh: rollups, aggregates (every window at one end), incidents, snapshot, live notification."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from evaluation.models import Incident
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_is_stale
 from evaluation.services.incidents import incidents_detect
 from evaluation.services.live import leaderboard_notify
+from evaluation.services.rollup import rollups_backfill
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from tokenway.redis_client import get_redis
 
@@ -26,6 +27,7 @@ class RefreshReport:
 def stats_refresh(*, force: bool = False) -> RefreshReport:
     now = timezone.now()
     prices = {o.offering_id: o.prices for o in current_catalog().offerings}
+    rollups_backfill(now=now)  # once, after an upgrade; results are rolled up as they are written
     windows = {
         w: aggregates_refresh(window=w, prices=prices, now=now) for w in WINDOWS if force or window_is_stale(w, now)
     }

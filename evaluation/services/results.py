@@ -1,12 +1,15 @@
-"""Writes of raw probe results."""
+"""Writes of raw probe results (and their rollups)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from django.db import transaction
+
 from evaluation.models import ProbeResult
 from evaluation.probes.outcome import Outcome
 from evaluation.runner import Job
+from evaluation.services.rollup import rollups_add
 
 # Rows per INSERT; a batch of 25 jobs yields at most ~100 rows, so one statement in practice.
 INSERT_BATCH = 500
@@ -32,6 +35,9 @@ def _row(job: Job, region: str, outcome: Outcome) -> ProbeResult:
 
 
 def probe_results_save(*, region: str, results: list[tuple[Job, list[Outcome]]]) -> int:
+    """Insert the raw rows and add them to their minute, hour and day rollups, in one transaction."""
     rows = [_row(job, region, outcome) for job, outcomes in results for outcome in outcomes]
-    ProbeResult.objects.bulk_create(rows, batch_size=INSERT_BATCH)
+    with transaction.atomic():
+        ProbeResult.objects.bulk_create(rows, batch_size=INSERT_BATCH)
+        rollups_add(rows)
     return len(rows)

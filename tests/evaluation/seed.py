@@ -6,7 +6,17 @@ import datetime as dt
 import math
 import random
 
+from django.db import transaction
+
 from evaluation.models import ProbeResult
+from evaluation.services.rollup import rollups_add
+
+
+def write_rows(rows: list[ProbeResult]) -> None:
+    """Insert rows as probe_results_save does: raw rows and their rollups in one transaction."""
+    with transaction.atomic():
+        ProbeResult.objects.bulk_create(rows)
+        rollups_add(rows)
 
 
 def perf_rows(

@@ -8,11 +8,11 @@ import pytest
 from django.utils import timezone
 
 from contracts.usage import Prices
-from evaluation.models import Aggregate, Incident, ProbeResult
+from evaluation.models import Aggregate, Incident, ProbeResult, ProbeRollup
 from evaluation.services.aggregate import aggregates_refresh
 from evaluation.services.incidents import incidents_detect
 from evaluation.services.retention import probe_results_prune
-from tests.evaluation.seed import perf_rows
+from tests.evaluation.seed import perf_rows, write_rows
 
 pytestmark = pytest.mark.django_db
 NOW = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
@@ -41,7 +41,7 @@ def _seed_two_regions():
         tps=40,
         seed=2,
     )
-    ProbeResult.objects.bulk_create(rows)
+    write_rows(rows)
 
 
 def test_aggregates_per_region_and_all_with_confidence_intervals():
@@ -71,7 +71,7 @@ def test_refresh_replaces_rows_that_left_the_window():
 
 def test_injected_latency_incident_is_opened_then_closed():
     start = NOW - dt.timedelta(hours=6)
-    ProbeResult.objects.bulk_create(
+    write_rows(
         perf_rows(
             offering_id=7,
             region="beijing",
@@ -85,7 +85,7 @@ def test_injected_latency_incident_is_opened_then_closed():
     )
     aggregates_refresh(window="24h", prices={}, now=NOW - dt.timedelta(minutes=29))
     # incident: TTFT x3 for the last 8 minutes (one probe a minute)
-    ProbeResult.objects.bulk_create(
+    write_rows(
         perf_rows(
             offering_id=7,
             region="beijing",
@@ -105,7 +105,7 @@ def test_injected_latency_incident_is_opened_then_closed():
     )  # found within ~5 probes
     assert not Incident.objects.filter(offering_id=7, metric="tps").exists()
     assert incidents_detect(now=NOW) == (0, 0)  # idempotent: still one open incident
-    ProbeResult.objects.bulk_create(
+    write_rows(
         perf_rows(
             offering_id=7,
             region="beijing",
@@ -125,7 +125,7 @@ def test_injected_latency_incident_is_opened_then_closed():
 
 def test_quiet_series_opens_no_incident():
     start = NOW - dt.timedelta(hours=6)
-    ProbeResult.objects.bulk_create(
+    write_rows(
         perf_rows(
             offering_id=8,
             region="beijing",
@@ -141,19 +141,28 @@ def test_quiet_series_opens_no_incident():
     assert incidents_detect(now=NOW) == (0, 0)
 
 
-def test_retention_deletes_only_rows_older_than_14_days():
+def test_retention_deletes_raw_rows_after_8_days_and_minute_rollups_after_theirs():
+    now = timezone.now()
     old = perf_rows(
         offering_id=1,
         region="beijing",
-        start=timezone.now() - dt.timedelta(days=20),
-        count=30,
-        step=dt.timedelta(hours=1),
+        start=now - dt.timedelta(days=12),
+        count=60,
+        step=dt.timedelta(hours=4),
         ttft_median=500,
         tps=50,
         seed=1,
     )
-    ProbeResult.objects.bulk_create(old)
-    recent_count = ProbeResult.objects.filter(started_at__gte=timezone.now() - dt.timedelta(days=14)).count()
-    deleted = probe_results_prune()
-    assert deleted == 30 - recent_count
-    assert not ProbeResult.objects.filter(started_at__lt=timezone.now() - dt.timedelta(days=14)).exists()
+    write_rows(old)
+    horizon = now - dt.timedelta(days=8)
+    recent_count = ProbeResult.objects.filter(started_at__gte=horizon).count()
+    old_minutes = ProbeRollup.objects.filter(resolution="m", bucket__lt=horizon).count()
+    days_before = ProbeRollup.objects.filter(resolution="d").count()
+    assert 0 < recent_count < 60 and old_minutes > 0
+    deleted = probe_results_prune(now=now)
+    assert deleted == 60 - recent_count
+    assert not ProbeResult.objects.filter(started_at__lt=horizon).exists()
+    assert not ProbeRollup.objects.filter(resolution="m", bucket__lt=horizon).exists()
+    # one probe per minute row; the boundary minute may start just before the horizon
+    assert recent_count - 1 <= ProbeRollup.objects.filter(resolution="m").count() <= recent_count
+    assert ProbeRollup.objects.filter(resolution="d").count() == days_before  # history outlives raw rows

@@ -7,11 +7,11 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from evaluation.models import ProbeResult
+from evaluation.models import ProbeResult, ProbeRollup
 from evaluation.services.aggregate import aggregates_refresh
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from tests.evaluation.conftest import find
-from tests.evaluation.seed import perf_rows
+from tests.evaluation.seed import perf_rows, write_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +36,7 @@ def board(catalog, redis_client):
             tps=50 + seed,
             seed=seed,
         )
-    ProbeResult.objects.bulk_create(rows)
+    write_rows(rows)
     aggregates_refresh(window="1h", prices={}, now=now)
     snapshot_publish(client=redis_client, snapshot=build_snapshot())
     return fast, slow, other
@@ -85,6 +85,7 @@ def test_series_offering_outside_bigint_is_400_not_a_server_error(client, redis_
 def test_response_is_cached_until_the_stats_version_changes(client, board, redis_client):
     first = client.get("/api/v1/leaderboard").json()
     ProbeResult.objects.all().delete()
+    ProbeRollup.objects.all().delete()
     aggregates_refresh(window="1h", prices={}, now=timezone.now())
     assert client.get("/api/v1/leaderboard").json() == first  # same version: served from the cache
     snapshot_publish(client=redis_client, snapshot=build_snapshot())
