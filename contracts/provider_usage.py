@@ -22,6 +22,9 @@ Fields read, per ``usage_dialect`` (docs/catalog-format.md):
 OpenAI-style providers count cache reads and writes inside ``prompt_tokens``; Anthropic counts them on
 top of ``input_tokens``. ``cached_tokens_in_input`` on the offering says which.
 
+The provider's own cost, where the wire gives it (OpenRouter-style aggregators: ``usage.cost`` in USD), is
+read by ``read_reported_cost`` into micro-units; metering books it as the provider cost, with ours beside it.
+
 Two readings: ``read_tokens`` is lenient (a wrong-typed field counts 0, absurd numbers are clamped and
 flagged: the gateway must always bill something); ``usage_problem`` names what is malformed, for the
 probes, which must notice a provider reporting nonsense.
@@ -29,13 +32,15 @@ probes, which must notice a provider reporting nonsense.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from contracts.usage import Tokens
+from contracts.usage import MICROS_PER_UNIT, Tokens
 
 Usage = dict[str, Any]
+MAX_REPORTED_COST_MICROS = 10**15  # $1e9 for one request is a provider bug; it also keeps a bigint column safe
 USAGE_DIALECTS = ("openai", "deepseek", "moonshot", "zhipu", "qwen", "anthropic")
 
 
@@ -157,6 +162,16 @@ def read_tokens(
 ) -> tuple[Tokens, tuple[str, ...]]:
     """Provider usage -> (billable tokens, clamp flags): ``read_counts`` then ``to_tokens``."""
     return to_tokens(read_counts(usage_dialect, usage), cached_in_input=cached_in_input, ceiling=ceiling)
+
+
+def read_reported_cost(usage: Usage) -> int | None:
+    """``usage.cost`` (USD, any dialect) as integer micro-units; None when absent or not a finite
+    non-negative number (a malformed cost is never booked: ours stands alone then)."""
+    value = usage.get("cost")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    micros = round(value * MICROS_PER_UNIT)
+    return micros if micros <= MAX_REPORTED_COST_MICROS else None
 
 
 # Every count each dialect reads, as a path, and the fields a complete usage object must carry.

@@ -39,6 +39,7 @@ _COLUMNS = {
     "attempts": "smallint", "cache_fingerprint": "text", "flags": "jsonb", "started_at": "timestamptz",
     "finished_at": "timestamptz", "ttft_ms": "double precision", "total_ms": "double precision",
     "created_at": "timestamptz", "error_code": "text", "route_candidates": "jsonb",
+    "computed_cost_micros": "bigint", "reported_cost_micros": "bigint",
 }  # fmt: skip
 _INSERT_USAGE = (
     f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
@@ -81,7 +82,7 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
         event.usage_source[:16],
         prices.version if prices else None,
         dumps(prices).decode() if prices else None,
-        0 if event.byok else priced.cost_micros,
+        0 if event.byok else priced.booked_cost_micros,
         priced.charge_micros,
         cache_full_price_micros(tokens, prices),
         event.status[:32],
@@ -99,6 +100,8 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
         now,
         event.error_code[:64],
         dumps(event.route_candidates).decode(),
+        0 if event.byok else priced.cost_micros,
+        priced.reported_cost_micros,
     ]
 
 
@@ -110,7 +113,8 @@ def _insert_usage(rows: list[list[object]]) -> set[str]:
 
 
 def usage_journal(event: UsageEvent, priced: Priced) -> JournalSpec:
-    """Tenant pays the charge; we owe the provider its cost (BYOK: the provider bills the tenant)."""
+    """Tenant pays the charge; we owe the provider its cost, as the provider reported it when it did
+    (BYOK: the provider bills the tenant)."""
     tid = event.tenant_id
     lines: list[tuple[tuple[int | None, str], int]] = [
         ((tid, AccountKind.AVAILABLE), -priced.charge_micros),
@@ -118,8 +122,8 @@ def usage_journal(event: UsageEvent, priced: Priced) -> JournalSpec:
     ]
     if not event.byok:
         lines += [
-            ((None, AccountKind.PROVIDER_COST), priced.cost_micros),
-            ((None, AccountKind.PROVIDER_PAYABLE), -priced.cost_micros),
+            ((None, AccountKind.PROVIDER_COST), priced.booked_cost_micros),
+            ((None, AccountKind.PROVIDER_PAYABLE), -priced.booked_cost_micros),
         ]
     return JournalSpec(key=f"usage:{event.request_id}", kind="usage", tenant_id=tid, lines=lines)
 

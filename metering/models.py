@@ -36,7 +36,11 @@ class UsageRecord(models.Model):
     usage_source = models.CharField(max_length=16)  # provider | estimated
     price_version = models.PositiveIntegerField(null=True)
     prices = models.JSONField(null=True)  # the snapshot the gateway priced with
-    cost_micros = models.BigIntegerField()  # provider cost (0 for BYOK: the provider bills the tenant)
+    # Provider cost as booked (0 for BYOK: the provider bills the tenant): the provider's own reported cost when
+    # its usage carried one (e.g. OpenRouter's usage.cost), else ours; ours is always kept beside it.
+    cost_micros = models.BigIntegerField()
+    computed_cost_micros = models.BigIntegerField(default=0)  # ours: the price snapshot x the tokens
+    reported_cost_micros = models.BigIntegerField(null=True)  # the provider's own; null when the wire gives none
     charge_micros = models.BigIntegerField()  # tenant price
     full_input_price_micros = models.BigIntegerField(default=0)  # cache reads at full input price (savings)
     status = models.CharField(max_length=32)  # contracts.usage.USAGE_STATUSES; "rejected" has no journal
@@ -270,3 +274,33 @@ class PaymentReversal(models.Model):
 
     def __str__(self) -> str:
         return self.stripe_id
+
+
+class ProviderInvoiceLine(models.Model):
+    """One line of a provider's invoice or usage export: a day, a model, tokens by kind, the amount billed.
+
+    Imported by ``manage.py import_provider_invoice``; a re-import of the same (provider, day, model) replaces
+    the line (providers revise exports). What it means for the books is a ledger journal
+    (``metering.invoices``); this row is what reconciliation compares with our usage records.
+    """
+
+    provider = models.CharField(max_length=63)  # the provider's slug
+    day = models.DateField()  # UTC
+    model = models.CharField(max_length=200)  # as the provider named it (our model slug or its upstream name)
+    offering_id = models.BigIntegerField(null=True)  # resolved through the catalog; null = not ours
+    input_tokens = models.BigIntegerField(default=0)  # every prompt token, cached or not
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)  # includes reasoning
+    reasoning_tokens = models.BigIntegerField(default=0)
+    amount_micros = models.BigIntegerField()
+    source = models.CharField(max_length=200, blank=True)  # the imported file's name
+    imported_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "day", "model"], name="uniq_invoice_line"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.day}:{self.model}"

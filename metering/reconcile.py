@@ -26,10 +26,12 @@ from metering.models import (
     MeterEvent,
     MeterStatus,
     PaymentReversal,
+    ProviderInvoiceLine,
     ReconciliationFinding,
     TopUpStatus,
     UsageRecord,
 )
+from metering.provider_truth import DRIFT_SHARE, invoice_matches, reported_cost_drift
 from metering.services import tenant_available_correct, tenant_available_ensure
 from metering.stripe_lifecycle import reversal_missing_keys
 from tenants.models import BillingMode, Tenant
@@ -211,6 +213,45 @@ def check_available_counters() -> list[Finding]:
     return findings
 
 
+def check_provider_cost_drift() -> list[Finding]:
+    """Per offering, the provider's own reported cost against ours: more than 1% apart is drift."""
+    findings = []
+    for drift in reported_cost_drift(since=timezone.now() - RECENT):
+        if drift.drifting:
+            detail = {
+                "provider": drift.provider,
+                "requests": drift.requests,
+                "computed": drift.computed_micros,
+                "reported": drift.reported_micros,
+                "ratio": round(drift.ratio, 4),
+                "tolerance": DRIFT_SHARE,
+            }
+            findings.append(Finding("provider_cost_drift", "error", f"offering:{drift.offering_id}", detail))
+    return findings  # fmt: skip
+
+
+def check_provider_invoices() -> list[Finding]:
+    """Each imported invoice line (the last 2 days) against our usage of its day and offering."""
+    lines = list(ProviderInvoiceLine.objects.filter(day__gte=(timezone.now() - RECENT).date()))
+    findings = [
+        Finding("invoice_line_unmatched", "warning", f"{line.provider}:{line.day}:{line.model}", {})
+        for line in lines
+        if line.offering_id is None
+    ]
+    for match in invoice_matches(lines=lines):
+        line = match.line
+        detail = {"provider": line.provider, "day": line.day.isoformat(), "model": line.model,
+                  "invoiced": line.amount_micros, "computed": match.computed_micros, "booked": match.booked_micros,
+                  "requests": match.requests, "invoiced_tokens": line.input_tokens + line.output_tokens,
+                  "recorded_tokens": match.input_tokens + match.output_tokens}  # fmt: skip
+        subject = f"offering:{line.offering_id}:{line.day}"
+        if match.over_billed or match.under_billed:
+            findings.append(Finding("provider_invoice_drift", "error", subject, detail))
+        if match.tokens_over:
+            findings.append(Finding("provider_invoice_tokens_over", "error", subject, detail))
+    return findings
+
+
 CHECKS: list[Callable[[], list[Finding]]] = [
     check_journals_balance,
     check_balances_match_ledger,
@@ -224,6 +265,8 @@ CHECKS: list[Callable[[], list[Finding]]] = [
     check_meter_totals,
     check_topups_credited_once,
     check_available_counters,
+    check_provider_cost_drift,
+    check_provider_invoices,
 ]
 
 

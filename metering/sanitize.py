@@ -11,12 +11,30 @@ from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
 MAX_TOKENS_PER_KIND = 50_000_000
 
 
+# A provider-reported cost above this many times ours (+ $1) is a provider bug: stored and flagged, not booked.
+REPORTED_COST_CEILING_FACTOR = 100
+REPORTED_COST_CEILING_SLACK_MICROS = 1_000_000
+
+
 @dataclass(frozen=True)
 class Priced:
     tokens: Tokens
-    cost_micros: int
+    cost_micros: int  # ours: the price snapshot x the tokens
     charge_micros: int
     flags: tuple[str, ...]
+    reported_cost_micros: int | None = None  # the provider's own, when its usage said (never negative)
+
+    @property
+    def booked_cost_micros(self) -> int:
+        """The provider cost the ledger books: the provider's own figure when it gave a sane one, else ours."""
+        if self.reported_cost_micros is None or "reported_cost_absurd" in self.flags:
+            return self.cost_micros
+        return self.reported_cost_micros
+
+
+def reported_cost_flags(reported: int | None, computed: int) -> list[str]:
+    ceiling = computed * REPORTED_COST_CEILING_FACTOR + REPORTED_COST_CEILING_SLACK_MICROS
+    return ["reported_cost_absurd"] if reported is not None and reported > ceiling else []
 
 
 def tokens_clamp(tokens: Tokens, *, cached_in_input: bool = False) -> tuple[Tokens, list[str]]:
@@ -39,17 +57,21 @@ def event_price(event: UsageEvent, *, markup_bps: int) -> Priced:
     """Recompute cost from the price snapshot after clamping; keep the gateway's figures when they agree."""
     tokens, flags = tokens_clamp(event.tokens)
     flags = [*event.flags, *flags]
+    reported = event.provider_cost_micros
+    reported = reported if isinstance(reported, int) and not isinstance(reported, bool) and reported >= 0 else None
     if event.prices is None:
         cost = max(event.cost_micros, 0)
         charge = max(event.charge_micros, 0)
-        return Priced(tokens, cost, charge, tuple(flags))
+        flags += reported_cost_flags(reported, cost)
+        return Priced(tokens, cost, charge, tuple(flags), reported)
     cost = cost_micros(tokens, event.prices)
     if cost == event.cost_micros and event.charge_micros >= 0:
         charge = event.charge_micros
     else:
         flags.append("cost_recomputed")
         charge = charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=event.byok)
-    return Priced(tokens, cost, max(charge, 0), tuple(dict.fromkeys(flags)))
+    flags += reported_cost_flags(reported, cost)
+    return Priced(tokens, cost, max(charge, 0), tuple(dict.fromkeys(flags)), reported)
 
 
 def cache_full_price_micros(tokens: Tokens, prices: Prices | None) -> int:

@@ -29,6 +29,7 @@ class Bill:
     flags: tuple[str, ...]
     cost_micros: int
     charge_micros: int
+    reported_cost_micros: int | None = None  # the provider's own cost, when its usage says
 
     @property
     def charge_usd(self) -> float:
@@ -89,7 +90,8 @@ class Call:
         tokens, source, flags = self.tracker.tokens(self.offering, complete=complete)
         cost = cost_micros(tokens, self.offering.prices)
         charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
-        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge)
+        reported = self.tracker.reported_cost() if source == "provider" else None
+        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported)
 
     def usage_for_client(self) -> dict[str, object]:
         """The usage object the caller sees, built when the provider's usage has just arrived."""

@@ -12,14 +12,21 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import replace
+from datetime import timedelta
 
 import redis
+from django.utils import timezone
 
 from contracts import redis_keys
 from contracts.snapshot import OfferingStats, StatsSnapshot
-from evaluation.models import Aggregate, Incident
+from evaluation.models import ALL_REGIONS, Aggregate, Incident
+from metering.provider_truth import OfferingTruth, provider_truth_by_offering
 
 SNAPSHOT_WINDOW = "1h"  # the gateway routes on the freshest window
+# Billing evidence (per-request reported cost, imported invoices) of the last day speaks for the provider now.
+BILLING_TRUTH_WINDOW = timedelta(days=1)
+# Weight of billing evidence in the router's price estimate, in probe-equivalents: real money, not a sample.
+BILLING_TRUTH_N = 50
 MAX_ATTEMPTS = 200  # optimistic retries under contention (a refresh lock keeps it to one publisher normally)
 BACKOFF_S = 0.002  # up to this long (random) between retries, so contenders spread out
 
@@ -74,12 +81,30 @@ def open_incidents() -> dict[tuple[int, str], tuple[str, ...]]:
     return {key: tuple(sorted(set(metrics))) for key, metrics in found.items()}
 
 
+def _with_billing_truth(stats: OfferingStats, truth: OfferingTruth) -> OfferingStats:
+    """Over-billing and over-reporting seen by metering join the probes' integrity flags and ratios."""
+
+    def worst(ours: float | None, theirs: float | None) -> float | None:
+        return theirs if ours is None else ours if theirs is None else max(ours, theirs)
+
+    return replace(
+        stats,
+        flags=tuple(sorted({*stats.flags, *truth.flags})),
+        billed_ratio=worst(stats.billed_ratio, truth.billed_ratio),
+        overcount_factor=worst(stats.overcount_factor, truth.overcount_factor),
+        price_n=max(stats.price_n, BILLING_TRUTH_N),
+    )
+
+
 def build_snapshot(window: str = SNAPSHOT_WINDOW) -> StatsSnapshot:
     stats: dict[str, dict[str, OfferingStats]] = {}
     incidents = open_incidents()
     for agg in Aggregate.objects.filter(window=window).order_by("region", "offering_id"):
         found = incidents.get((agg.offering_id, agg.region), ())
         stats.setdefault(agg.region, {})[str(agg.offering_id)] = offering_stats(agg, found)
+    overall = stats.setdefault(ALL_REGIONS, {})  # price truth is not regional: it goes with all regions
+    for oid, truth in provider_truth_by_offering(since=timezone.now() - BILLING_TRUTH_WINDOW).items():
+        overall[str(oid)] = _with_billing_truth(overall.get(str(oid)) or OfferingStats(offering_id=oid, n=0), truth)
     return StatsSnapshot(version=0, generated_at=time.time(), window=window, stats=stats)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
 from io import StringIO
 
 import pytest
@@ -12,7 +14,7 @@ from django.utils import timezone
 
 from metering.ingest import usage_ingest
 from metering.ledger import JournalSpec, journals_post
-from metering.models import AccountKind, PaymentReversal, UsageRecord
+from metering.models import AccountKind, PaymentReversal, ProviderInvoiceLine, UsageRecord
 from metering.services import balance_topup, tenant_available_ensure
 from tests.metering.conftest import make_event
 
@@ -85,9 +87,28 @@ def test_sound_books_after_top_ups_usage_refused_calls_and_refunds_reconcile_cle
     tenant_available_ensure(tenant=tenant)
     balance_topup(tenant=tenant, amount_micros=1_000_000, idempotency_key="promo:1", source="promotion")
     usage_ingest(events=[make_event(tenant.pk), make_event(tenant.pk, status="rejected", charge_micros=0)])
+    # A provider reporting its own cost within rounding of ours (one micro-unit per request) is no drift.
+    honest = make_event(tenant.pk)
+    usage_ingest(events=[replace(honest, provider_cost_micros=honest.cost_micros + 1)])
     out, error = _reconcile()
     assert error is None, out
     assert "books balance: no findings" in out
+
+
+def _provider_cost_drift(tenant) -> None:
+    """The provider reports 5% more than our price x its tokens on every request."""
+    events = [make_event(tenant.pk, provider_cost_micros=None) for _ in range(3)]
+    usage_ingest(events=[replace(e, provider_cost_micros=e.cost_micros * 105 // 100) for e in events])
+
+
+def _invoice_over_billed(tenant) -> None:
+    """An invoice line for a day and offering billing 2% above our computation of that day's usage."""
+    event = make_event(tenant.pk)
+    usage_ingest(events=[event])
+    day = datetime.fromtimestamp(event.finished_at, tz=UTC).date()
+    ProviderInvoiceLine.objects.create(provider="deepseek", day=day, model="deepseek-v4-flash",
+                                       offering_id=event.offering_id, amount_micros=event.cost_micros * 102 // 100,
+                                       imported_at=timezone.now())  # fmt: skip
 
 
 CASES: list[tuple[Callable[..., None], str]] = [
@@ -97,6 +118,8 @@ CASES: list[tuple[Callable[..., None], str]] = [
     (_refund_not_applied, "reversal_not_applied"),
     (_usage_without_journal, "usage_without_journal"),
     (_journal_without_usage, "journal_without_usage"),
+    (_provider_cost_drift, "provider_cost_drift"),
+    (_invoice_over_billed, "provider_invoice_drift"),
 ]
 
 

@@ -1,0 +1,165 @@
+"""Provider truth: what providers say they cost (per request, per invoice) against our own computation.
+
+Two comparisons, per offering:
+
+- reported vs computed: the provider's own per-request cost (``usage.cost``, booked as provider cost)
+  against our price snapshot x the tokens, summed over a window;
+- invoiced vs computed, per day: an imported invoice or usage export line (``ProviderInvoiceLine``)
+  against the usage records of that day and offering, amounts and tokens.
+
+A share above ``DRIFT_SHARE`` is drift. Each request's cost is rounded up once to a whole micro-unit, so
+sums may differ by up to one micro-unit per request without anyone being wrong: that much is tolerated too.
+Reconciliation reports drift (``metering.reconcile``); the stats snapshot carries it to the router as
+integrity flags (``provider_truth_by_offering``, read by ``evaluation.services.snapshot``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from django.db import connection
+
+from metering.models import ProviderInvoiceLine
+
+DRIFT_SHARE = 0.01  # beyond 1% the provider and we disagree
+
+
+@dataclass(frozen=True)
+class CostDrift:
+    """The provider's reported cost against ours, summed over the requests that carried one."""
+
+    offering_id: int
+    provider: str
+    requests: int
+    computed_micros: int
+    reported_micros: int
+
+    @property
+    def ratio(self) -> float:
+        return self.reported_micros / self.computed_micros if self.computed_micros else float("inf")
+
+    @property
+    def drifting(self) -> bool:
+        return beyond_tolerance(self.reported_micros, self.computed_micros, self.requests)
+
+
+@dataclass(frozen=True)
+class InvoiceMatch:
+    """One invoice line beside our usage records of the same day and offering."""
+
+    line: ProviderInvoiceLine
+    requests: int
+    computed_micros: int  # ours: price snapshot x tokens
+    booked_micros: int  # what the usage journals booked (the provider's per-request figure when it gave one)
+    input_tokens: int  # every prompt token we recorded, cached or not
+    output_tokens: int
+
+    @property
+    def amount_ratio(self) -> float:
+        return self.line.amount_micros / self.computed_micros if self.computed_micros else float("inf")
+
+    @property
+    def token_ratio(self) -> float:
+        ours, theirs = self.input_tokens + self.output_tokens, self.line.input_tokens + self.line.output_tokens
+        return theirs / ours if ours else float("inf")
+
+    @property
+    def over_billed(self) -> bool:
+        return self.line.amount_micros > self.computed_micros and beyond_tolerance(
+            self.line.amount_micros, self.computed_micros, self.requests
+        )
+
+    @property
+    def under_billed(self) -> bool:
+        return self.line.amount_micros < self.computed_micros and beyond_tolerance(
+            self.line.amount_micros, self.computed_micros, self.requests
+        )
+
+    @property
+    def tokens_over(self) -> bool:
+        ours, theirs = self.input_tokens + self.output_tokens, self.line.input_tokens + self.line.output_tokens
+        return theirs > ours * (1 + DRIFT_SHARE)
+
+
+def beyond_tolerance(theirs: int, ours: int, requests: int) -> bool:
+    """Off by more than 1% and by more than the rounding of ``requests`` requests (one micro-unit each)."""
+    return abs(theirs - ours) > max(ours * DRIFT_SHARE, requests)
+
+
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+def reported_cost_drift(*, since: datetime) -> list[CostDrift]:
+    """Per offering, the requests since ``since`` whose provider reported its cost (BYOK left out: not ours)."""
+    rows = _rows(
+        "SELECT offering_id, provider, COUNT(*), SUM(computed_cost_micros), SUM(reported_cost_micros) "
+        "FROM metering_usagerecord WHERE created_at >= %s AND reported_cost_micros IS NOT NULL AND NOT byok "
+        "AND offering_id IS NOT NULL GROUP BY offering_id, provider ORDER BY offering_id",
+        [since],
+    )
+    return [CostDrift(int(o), str(p), int(n), int(c), int(r)) for o, p, n, c, r in rows]
+
+
+def _usage_by_day(offering_ids: set[int], days: set[date]) -> dict[tuple[date, int], tuple[int, ...]]:
+    if not offering_ids:
+        return {}
+    rows = _rows(
+        "SELECT (finished_at AT TIME ZONE 'UTC')::date AS day, offering_id, COUNT(*), SUM(computed_cost_micros), "
+        "SUM(cost_micros), SUM(input_uncached + cache_read + cache_write_5m + cache_write_1h), SUM(output) "
+        "FROM metering_usagerecord WHERE offering_id = ANY(%s) AND status <> 'rejected' AND NOT byok "
+        "AND finished_at >= %s AND finished_at < %s::date + 1 GROUP BY 1, 2",
+        [list(offering_ids), min(days), max(days)],
+    )
+    return {(day, int(oid)): tuple(int(v) for v in rest) for day, oid, *rest in rows}
+
+
+def invoice_matches(*, lines: list[ProviderInvoiceLine]) -> list[InvoiceMatch]:
+    """Each line with the usage records of its day and offering (zeros when we have none)."""
+    matched = [line for line in lines if line.offering_id is not None]
+    usage = _usage_by_day({line.offering_id for line in matched if line.offering_id}, {line.day for line in matched})
+    result = []
+    for line in matched:
+        requests, computed, booked, tokens_in, tokens_out = usage.get((line.day, int(line.offering_id or 0)), (0,) * 5)
+        result.append(InvoiceMatch(line, requests, computed, booked, tokens_in, tokens_out))
+    return result
+
+
+@dataclass(frozen=True)
+class OfferingTruth:
+    """What billing learned about an offering, for the router: flags and the worst ratios seen."""
+
+    flags: tuple[str, ...]
+    billed_ratio: float | None  # provider's figure / ours (reported cost or invoice), when > 1 beyond tolerance
+    overcount_factor: float | None  # invoiced tokens / recorded tokens, when beyond tolerance
+
+
+def provider_truth_by_offering(*, since: datetime) -> dict[int, OfferingTruth]:
+    """Offerings whose provider reported or invoiced more than our computation, since ``since``.
+
+    Over-billing (reported cost or invoice amount above ours) is ``price_mismatch``; an invoice counting more
+    tokens than the provider reported per request is ``token_overcount``: the probes' integrity flags."""
+    billed: dict[int, float] = {}
+    tokens: dict[int, float] = {}
+    for drift in reported_cost_drift(since=since):
+        if drift.drifting and drift.reported_micros > drift.computed_micros:
+            billed[drift.offering_id] = max(billed.get(drift.offering_id, 1.0), drift.ratio)
+    lines = list(ProviderInvoiceLine.objects.filter(day__gte=since.date(), offering_id__isnull=False))
+    for match in invoice_matches(lines=lines):
+        oid = int(match.line.offering_id or 0)
+        if match.over_billed and match.computed_micros:
+            billed[oid] = max(billed.get(oid, 1.0), match.amount_ratio)
+        if match.tokens_over and match.input_tokens + match.output_tokens:
+            tokens[oid] = max(tokens.get(oid, 1.0), match.token_ratio)
+    return {
+        oid: OfferingTruth(
+            flags=tuple(f for f, on in (("price_mismatch", oid in billed), ("token_overcount", oid in tokens)) if on),
+            billed_ratio=billed.get(oid),
+            overcount_factor=tokens.get(oid),
+        )
+        for oid in billed.keys() | tokens.keys()
+    }
