@@ -45,7 +45,7 @@ async def run_jobs(
 ) -> list[tuple[Job, list[Outcome]]]:
     runnable = [job for job in jobs if job.offering_id in offerings and job.kind in PROBES]
     semaphore = asyncio.Semaphore(CONCURRENCY)
-    async with new_session(total_timeout_s=conf.probe_timeout_s()) as session:
+    async with new_session(total_timeout_s=conf.probe_timeout_s(), region=region) as session:
         tasks = [
             _one(
                 semaphore,

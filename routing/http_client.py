@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 
+from contracts.regions import REGION_HEADER
 from routing.config import GatewayConfig
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ def make_session(config: GatewayConfig) -> aiohttp.ClientSession:
         json_serialize=lambda value: orjson.dumps(value).decode(),
         skip_auto_headers=("User-Agent",),
         auto_decompress=True,
+        headers={REGION_HEADER: config.region},  # upstream network distance depends on it (contracts.regions)
     )
 
 

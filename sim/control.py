@@ -96,6 +96,11 @@ async def profiles(request: web.Request) -> web.Response:
     return _json(fleet_view(request.app[FLEET_KEY], request.query.get("provider")))
 
 
+async def network(request: web.Request) -> web.Response:
+    """The network matrix (sim/network.py): provider sites and each region's links to them."""
+    return _json(request.app[FLEET_KEY].network.as_dict())
+
+
 async def reset(request: web.Request) -> web.Response:
     request.app[FLEET_KEY].reset()
     return _json({"status": "reset"})
@@ -135,6 +140,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/_sim/faults", add_fault)
     app.router.add_delete("/_sim/faults", clear_faults)
     app.router.add_get("/_sim/profiles", profiles)
+    app.router.add_get("/_sim/network", network)
     app.router.add_post("/_sim/reset", reset)
     app.router.add_post("/_sim/limits", limits)
     app.router.add_post("/_sim/clock", clock)

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from contracts.regions import REGION_HEADER
 from sim import completion as completion_mod
 from sim import errors as e
 from sim.context import Exchange
@@ -237,7 +238,10 @@ async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.Str
     timing = draw_timing(
         offering.profile, fleet.clock, draws, uncached_tokens=x.true_usage.input_uncached, incidents=incidents
     )
-    entry["sim"] = {**_ground_truth(x, fault), "timing": timing.as_dict()}
+    hop = fleet.network.hop(request.headers.get(REGION_HEADER), provider.slug, draws)  # sim/network.py
+    if hop is not None:
+        timing.ttft_s += hop.delay_ms / 1000.0
+    entry["sim"] = {**_ground_truth(x, fault), "timing": timing.as_dict(), "network": hop and hop.as_dict()}
     headers = {**limits, dialect.request_id_header: request_id, "x-sim-billed-cost-micros": str(x.billed_cost_micros)}
     slow = offering.profile.drip_factor if fault and fault.kind == "slow_drip" else 1.0
     pacer = Pacer(fleet.clock, timing, draws, slow, arrived)

@@ -26,6 +26,18 @@ TTFT_REFERENCE_TOKENS = 1000  # evaluation's headline TTFT is measured on ~1k-to
 PER_TOKEN = 1e-6  # prices are per 1M tokens
 
 StatsPair = tuple[OfferingStats | None, OfferingStats | None]  # (this region's, all regions')
+# The gateway's own region's latency and errors are used once they rest on this many probes (about
+# an hour of performance probes from that region); fewer: every region's. Regions differ by network
+# distance (sim/network.py), so a region's own figures are the better forecast once they are enough.
+REGIONAL_MIN_N = 10
+
+
+def local_perf(pair: StatsPair) -> OfferingStats | None:
+    """Latency and error figures for this gateway: its region's when enough, else all regions'."""
+    regional, overall = pair
+    if regional is not None and (regional.n >= REGIONAL_MIN_N or overall is None):
+        return regional
+    return overall
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +94,7 @@ class ModelPriors:
     @classmethod
     def of(cls, offerings: Iterable[OfferingSnapshot], stats_of: Callable[[int], StatsPair]) -> ModelPriors:
         items = list(offerings)
-        perf = [pair[0] or pair[1] for pair in (stats_of(o.offering_id) for o in items)]
+        perf = [local_perf(stats_of(o.offering_id)) for o in items]
         measured = [s for s in perf if s is not None and s.n > 0]
         return cls(
             median_reference_cost=p.median([reference_cost(o) for o in items], 0.0),
@@ -145,7 +157,7 @@ def _perf(perf: OfferingStats | None, priors: ModelPriors) -> tuple[float, float
 
 def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *, trusted: bool) -> OfferingEstimate:
     regional, overall = pair
-    perf, truth = regional or overall, overall or regional  # price truth and canaries are not regional
+    perf, truth = local_perf(pair), overall or regional  # price truth and canaries are not regional
     flags = {f for s in (regional, overall) if s is not None for f in s.flags}
     incidents = perf.incidents if perf is not None else ()
     ttft, prefill, tps = _perf(perf, priors)
