@@ -15,6 +15,7 @@ from contracts.usage import (
     CHARGED_END_STATES,
     END_STATES,
     USAGE_EVENT_VERSION,
+    USAGE_SOURCES,
     USAGE_STATUSES,
     Prices,
     Tokens,
@@ -27,7 +28,7 @@ USAGE_FIELDS = {
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
     "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "route_candidates",
-    "end_state", "finish_reason", "upstream_id", "version",
+    "provider_cost_micros", "end_state", "finish_reason", "upstream_id", "version",
 }  # fmt: skip
 ROUTE_CANDIDATE_FIELDS = {"provider", "offering_id", "verdict", "score", "parts", "flags"}
 STATS_FIELDS = {
@@ -106,6 +107,15 @@ def test_usage_event_of_another_version_is_refused():
     data = orjson.loads(_event().to_json())
     data["version"] = 2
     with pytest.raises(ValueError, match="unsupported usage event version"):
+        UsageEvent.from_json(orjson.dumps(data))
+
+
+@pytest.mark.parametrize(("name", "value"), [("status", "succeeded"), ("usage_source", "guessed"), ("status", None)])
+def test_usage_event_with_a_status_or_source_outside_its_literal_is_refused(name, value):
+    assert USAGE_SOURCES == ("provider", "estimated")
+    data = orjson.loads(_event().to_json())
+    data[name] = value
+    with pytest.raises(ValueError, match="unknown usage status/source"):
         UsageEvent.from_json(orjson.dumps(data))
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from contracts.provider_usage import USAGE_DIALECTS, read_counts, read_tokens, to_tokens, usage_problem
+from contracts.provider_usage import (
+    USAGE_DIALECTS,
+    read_counts,
+    read_reported_cost,
+    read_tokens,
+    to_tokens,
+    usage_problem,
+)
 from contracts.usage import Tokens
 
 # (usage_dialect, provider usage JSON, cached_tokens_in_input, expected tokens)
@@ -215,3 +222,22 @@ def test_the_lenient_reading_counts_wrong_types_as_zero():
 def test_usage_problem_names_what_is_malformed(dialect, usage, problem):
     found = usage_problem(dialect, usage)
     assert found is not None and problem in found
+
+
+@pytest.mark.parametrize(
+    ("usage", "micros"),
+    [
+        ({"prompt_tokens": 10, "completion_tokens": 5, "cost": 0.000123}, 123),  # OpenRouter: USD
+        ({"cost": 2}, 2_000_000),
+        ({"cost": 0}, 0),
+        ({"prompt_tokens": 10, "completion_tokens": 5}, None),  # the wire gives none
+        ({"cost": "0.5"}, None),  # malformed costs are never booked
+        ({"cost": True}, None),
+        ({"cost": -0.01}, None),
+        ({"cost": float("nan")}, None),
+        ({"cost": float("inf")}, None),
+        ({"cost": 1e300}, None),  # beyond any sane bill (and a bigint column)
+    ],
+)
+def test_the_providers_own_cost_is_read_in_micro_units_or_not_at_all(usage, micros):
+    assert read_reported_cost(usage) == micros
