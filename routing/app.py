@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import time
+from typing import Any
 
+from routing import metrics
 from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, headers_too_large, respond
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
@@ -37,8 +40,10 @@ async def _lifespan(gateway: Gateway, receive: Receive, send: Send) -> None:
                 log.exception("gateway failed to start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
+            metrics.GATEWAYS.add(gateway)  # /metrics reads its health board and capacity
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            metrics.GATEWAYS.remove(gateway)
             await gateway.stop()
             await send({"type": "lifespan.shutdown.complete"})
             return
@@ -73,6 +78,23 @@ async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send
         )
 
 
+async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+    """Dispatch, counting the call by endpoint and status and timing it to its last byte."""
+    status = 0
+
+    async def observing_send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        await send(message)
+
+    started = time.perf_counter()
+    try:
+        await _dispatch(gateway, scope, receive, observing_send)
+    finally:
+        metrics.observe_request(scope["path"], status, time.perf_counter() - started)
+
+
 def make_gateway_app(config: GatewayConfig | None = None, *, strategy: Strategy | None = None) -> ASGIApp:
     gateway = Gateway(config or GatewayConfig.from_env(), strategy)
 
@@ -80,7 +102,10 @@ def make_gateway_app(config: GatewayConfig | None = None, *, strategy: Strategy 
         if scope["type"] == "lifespan":
             await _lifespan(gateway, receive, send)
         elif scope["type"] == "http":
-            await _dispatch(gateway, scope, receive, send)
+            if scope["path"] == metrics.METRICS_PATH and scope["method"] == "GET":
+                await metrics.serve_metrics(scope, send, gateway.config.metrics_token)
+            else:
+                await _observed(gateway, scope, receive, send)
         elif scope["type"] == "websocket":  # no WebSocket endpoint: Responses clients fall back to POST
             await responses.refuse_websocket(receive, send)
 

@@ -59,6 +59,10 @@ class HealthBoard:
         """Test seam on a running gateway: move time instead of sleeping through a fade or a cooldown."""
         self._clock = clock
 
+    def items(self) -> list[tuple[int, OfferingHealth]]:
+        """Every offering seen so far with its state (metrics read it when scraped)."""
+        return list(self._by_offering.items())
+
     def live(self, offering_id: int) -> Live:
         """The faded live view the scorer reads (no allocation for an offering never seen)."""
         health = self._by_offering.get(offering_id)
