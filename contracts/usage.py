@@ -23,7 +23,11 @@ MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (
 TOKENS_PER_PRICE_UNIT = 1_000_000  # prices are quoted per 1M tokens
 # "rejected": refused after the key was authenticated and before any provider was tried (limits,
 # balance, scope, unknown model, invalid body, no offering): zero tokens, zero money, no hold.
-USAGE_STATUSES = ("ok", "upstream_error", "client_cancelled", "failed", "rejected")
+UsageStatus = Literal["ok", "upstream_error", "client_cancelled", "failed", "rejected"]
+USAGE_STATUSES: tuple[UsageStatus, ...] = get_args(UsageStatus)
+# Whose token counts the event carries: the provider's usage object, or our estimate when none came.
+UsageSource = Literal["provider", "estimated"]
+USAGE_SOURCES: tuple[UsageSource, ...] = get_args(UsageSource)
 # How a call ended, priced on purpose (docs/billing.md, "End states"): what the tenant pays and what
 # provider cost is booked follow from it. Extensible: a new state is added here with its row there;
 # readers treat an unknown state like "gateway_error". "" = an event from before end states existed.
@@ -103,11 +107,11 @@ class UsageEvent:
     route_mode: str
     route_reason: str
     tokens: Tokens
-    usage_source: str  # "provider" | "estimated"
+    usage_source: UsageSource
     prices: Prices | None
     cost_micros: int  # what the provider charges us, from the price snapshot
     charge_micros: int  # what the tenant pays (contracts.pricing.charge_micros)
-    status: str  # one of USAGE_STATUSES
+    status: UsageStatus
     http_status: int
     stream: bool
     byok: bool = False
@@ -123,8 +127,6 @@ class UsageEvent:
     finished_at: float = 0.0
     error_code: str = ""  # the stable code the caller saw when the call was refused or failed ("" when ok)
     route_candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain: why this offering, why not the others
-    # The provider's own reported cost (contracts.provider_usage.read_reported_cost), None when the wire gives none.
-    provider_cost_micros: int | None = None
     end_state: EndState = ""  # how the call ended: decides what the tenant pays (docs/billing.md)
     finish_reason: str = ""  # the provider's own word (stop, length, tool_calls, end_turn, ...); "" if none came
     upstream_id: str = ""  # the provider's response id (chatcmpl-..., msg_...), for its support and invoices
@@ -139,6 +141,8 @@ class UsageEvent:
         data: dict[str, Any] = orjson.loads(raw)
         if data.get("version") != USAGE_EVENT_VERSION:
             raise ValueError(f"unsupported usage event version {data.get('version')!r}")
+        if data.get("status") not in USAGE_STATUSES or data.get("usage_source") not in USAGE_SOURCES:
+            raise ValueError(f"unknown usage status/source {data.get('status')!r}/{data.get('usage_source')!r}")
         data["tokens"] = Tokens(**data["tokens"])
         data["prices"] = Prices(**data["prices"]) if data.get("prices") else None
         data["flags"] = tuple(data.get("flags") or ())

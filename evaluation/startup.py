@@ -14,8 +14,8 @@ STARTUP_REFRESH_S = (15, 40)
 
 @beat_init.connect
 def _probe_integrity_at_start(sender: Any = None, **_: Any) -> None:
-    from evaluation.tasks import probes_dispatch, stats_refresh
+    from evaluation.tasks import probes_dispatch_task, stats_refresh_task
 
-    probes_dispatch.apply_async(queue="default")
+    probes_dispatch_task.apply_async(queue="default")
     for delay in STARTUP_REFRESH_S:
-        stats_refresh.apply_async(queue="default", countdown=delay)
+        stats_refresh_task.apply_async(queue="default", countdown=delay)

@@ -1,4 +1,7 @@
-"""Celery tasks of the evaluation domain: thin wrappers that call services and own retries."""
+"""Celery tasks of the evaluation domain: thin wrappers that call services and own retries.
+
+Functions end in ``_task``; the service keeps the plain name, the registered name is ``evaluation.<service>``.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ from celery import Task, shared_task
 from evaluation import conf
 from evaluation.catalog import current_catalog, probed_offerings
 from evaluation.runner import Job, run_jobs
-from evaluation.services.dispatch import probes_dispatch as dispatch_service
-from evaluation.services.dispatch import queue_for
+from evaluation.services.dispatch import probes_dispatch, queue_for
+from evaluation.services.refresh import stats_refresh
 from evaluation.services.results import probe_results_save
+from evaluation.services.retention import probe_results_prune
+from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -22,8 +27,8 @@ MAX_REROUTES = 1
 
 
 @shared_task(name="evaluation.probes_dispatch", ignore_result=True)
-def probes_dispatch() -> int:
-    return dispatch_service()
+def probes_dispatch_task() -> int:
+    return probes_dispatch()
 
 
 def _misrouted(task: Task[..., object], region: str) -> bool:
@@ -33,7 +38,7 @@ def _misrouted(task: Task[..., object], region: str) -> bool:
 
 
 @shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)
-def probe_batch(
+def probe_batch_task(
     self: Task[[str, list[list[Any]], int], dict[str, Any]], region: str, jobs: list[list[Any]], reroutes: int = 0
 ) -> dict[str, Any]:
     """Run one batch of probes from this worker's region; refuse batches meant for another region."""
@@ -42,7 +47,7 @@ def probe_batch(
             "probe batch for %s reached a %s worker (queue %s)", region, conf.this_region(), self.request.delivery_info
         )
         if reroutes < MAX_REROUTES:
-            probe_batch.apply_async(args=(region, jobs, reroutes + 1), queue=queue_for(region))
+            probe_batch_task.apply_async(args=(region, jobs, reroutes + 1), queue=queue_for(region))
         return {"refused": True, "region": region, "worker_region": conf.this_region()}
     offerings = probed_offerings(current_catalog())
     parsed = [Job(offering_id=int(oid), kind=str(kind)) for oid, kind in jobs]
@@ -57,21 +62,16 @@ REFRESH_LOCK_S = 55
 
 
 @shared_task(name="evaluation.stats_refresh", ignore_result=True)
-def stats_refresh() -> int | None:
-    from evaluation.services.refresh import stats_refresh as refresh_service
-    from tokenway.redis_client import get_redis
-
+def stats_refresh_task() -> int | None:
     client = get_redis()
     if not client.set(REFRESH_LOCK_KEY, "1", nx=True, ex=REFRESH_LOCK_S):
         return None
     try:
-        return refresh_service().version
+        return stats_refresh().version
     finally:
         client.delete(REFRESH_LOCK_KEY)
 
 
 @shared_task(name="evaluation.probe_results_prune", ignore_result=True)
-def probe_results_prune() -> int:
-    from evaluation.services.retention import probe_results_prune as prune_service
-
-    return prune_service()
+def probe_results_prune_task() -> int:
+    return probe_results_prune()

@@ -1,4 +1,8 @@
-"""Thin, idempotent Celery tasks of the metering domain (routes: stripe_* -> stripe, others -> metering)."""
+"""Thin, idempotent Celery tasks of the metering domain (routes: stripe_* -> stripe, others -> metering).
+
+Functions end in ``_task`` (the service they call keeps the plain name); the registered names
+(``metering.tasks.<service>``) stay as they were, so beat entries and queue routes are unchanged.
+"""
 
 from __future__ import annotations
 
@@ -15,30 +19,32 @@ from tokenway.redis_client import get_redis
 INGEST_RUN_BUDGET_S = 0.9
 
 
-@shared_task(ignore_result=True, expires=5)
-def usage_ingest() -> int:
+@shared_task(name="metering.tasks.usage_ingest", ignore_result=True, expires=5)
+def usage_ingest_task() -> int:
     """Drain the usage stream for up to a second (beat runs it every second; ``consume_usage`` is the daemon)."""
     worker = consumer.UsageConsumer(client=get_redis(), name=f"celery-{consumer.consumer_name()}")
     return worker.run(until=time.monotonic() + INGEST_RUN_BUDGET_S, block_ms=100)
 
 
-@shared_task(ignore_result=True, expires=10)
-def holds_reap() -> int:
+@shared_task(name="metering.tasks.holds_reap", ignore_result=True, expires=10)
+def holds_reap_task() -> int:
     return holds.holds_reap(get_redis())
 
 
-@shared_task(ignore_result=True, expires=60)
-def reconciliation_run() -> int:
+@shared_task(name="metering.tasks.reconciliation_run", ignore_result=True, expires=60)
+def reconciliation_run_task() -> int:
     return len(reconcile.reconciliation_run())
 
 
-@shared_task(ignore_result=True, expires=10)
-def stripe_meter_push() -> int:
+@shared_task(name="metering.tasks.stripe_meter_push", ignore_result=True, expires=10)
+def stripe_meter_push_task() -> int:
     return meter_push.meter_events_push().sent
 
 
-@shared_task(bind=True, ignore_result=True, max_retries=5, default_retry_delay=30)
-def stripe_customer_ensure(self: Task[[int], None], tenant_id: int) -> None:
+@shared_task(
+    name="metering.tasks.stripe_customer_ensure", bind=True, ignore_result=True, max_retries=5, default_retry_delay=30
+)
+def stripe_customer_ensure_task(self: Task[[int], None], tenant_id: int) -> None:
     tenant = Tenant.objects.get(pk=tenant_id)
     try:
         billing.customer_ensure(tenant=tenant)

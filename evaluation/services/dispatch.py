@@ -34,7 +34,7 @@ def probes_dispatch(
     *, now: float | None = None, rng: random.Random | None = None, spread_s: float = DISPATCH_PERIOD_S
 ) -> int:
     """Enqueue every due probe; returns how many. Safe to call concurrently (a lock makes one of them a no-op)."""
-    from evaluation.tasks import probe_batch
+    from evaluation.tasks import probe_batch_task
 
     client = get_redis()
     # Race: two beats (or a slow run overlapping the next) would both claim the same members; the lock serialises them.
@@ -52,9 +52,9 @@ def probes_dispatch(
             for jobs in batches:
                 if spread_s > 0:
                     countdown = rng.uniform(0, spread_s)
-                    probe_batch.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
+                    probe_batch_task.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
                 else:
-                    probe_batch.apply_async(args=(region, jobs), queue=queue_for(region))
+                    probe_batch_task.apply_async(args=(region, jobs), queue=queue_for(region))
         return len(due)
     finally:
         client.delete(schedule.LOCK_KEY)

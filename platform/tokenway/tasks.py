@@ -8,7 +8,7 @@ from tokenway.schedule import STATE_CHECK_EVERY_S
 from tokenway.state_rebuild import redis_state_ensure
 
 
-@shared_task(ignore_result=True, expires=STATE_CHECK_EVERY_S * 2)
-def redis_state_check() -> bool:
+@shared_task(name="tokenway.tasks.redis_state_check", ignore_result=True, expires=STATE_CHECK_EVERY_S * 2)
+def redis_state_check_task() -> bool:
     """Keys, snapshots and balances published again when Redis lost them (see state_rebuild)."""
     return redis_state_ensure()

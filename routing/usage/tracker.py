@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
-from contracts.provider_usage import Usage, read_counts, read_reported_cost, to_tokens
+from contracts.provider_usage import Usage, read_counts, to_tokens
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import Tokens
+from contracts.usage import Tokens, UsageSource
 
 # Totals beyond this many times the context window are treated as a provider bug.
 ABSURD_FACTOR = 4
@@ -76,11 +76,7 @@ class UsageTracker:
         """count_text_tokens of all delivered text, from the running counts."""
         return (self.ascii_chars + 3) // 4 + self.other_chars if self.ascii_chars or self.other_chars else 0
 
-    def reported_cost(self) -> int | None:
-        """The provider's own cost in micro-units, when its usage carried one (``usage.cost``)."""
-        return read_reported_cost(self.provider_usage) if self.seen_usage else None
-
-    def tokens(self, offering: OfferingSnapshot, *, complete: bool) -> tuple[Tokens, str, tuple[str, ...]]:
+    def tokens(self, offering: OfferingSnapshot, *, complete: bool) -> tuple[Tokens, UsageSource, tuple[str, ...]]:
         """(tokens, usage_source, flags); estimated when the provider's usage never came."""
         has_output = "output_tokens" in self.provider_usage or "completion_tokens" in self.provider_usage
         if self.seen_usage and (complete or has_output):

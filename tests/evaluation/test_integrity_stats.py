@@ -63,8 +63,8 @@ def test_beat_start_dispatches_at_once_and_refreshes_soon_after(monkeypatch):
     from evaluation import startup, tasks
 
     sent: list[tuple[str, dict]] = []
-    monkeypatch.setattr(tasks.probes_dispatch, "apply_async", lambda **kw: sent.append(("dispatch", kw)))
-    monkeypatch.setattr(tasks.stats_refresh, "apply_async", lambda **kw: sent.append(("refresh", kw)))
+    monkeypatch.setattr(tasks.probes_dispatch_task, "apply_async", lambda **kw: sent.append(("dispatch", kw)))
+    monkeypatch.setattr(tasks.stats_refresh_task, "apply_async", lambda **kw: sent.append(("refresh", kw)))
     startup._probe_integrity_at_start()
     assert sent[0] == ("dispatch", {"queue": "default"})
     assert [kw["countdown"] for name, kw in sent if name == "refresh"] == list(startup.STARTUP_REFRESH_S)

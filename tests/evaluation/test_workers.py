@@ -12,7 +12,7 @@ from django.test import override_settings
 from evaluation.models import ProbeResult
 from evaluation.services.dispatch import probes_dispatch
 from evaluation.services.schedule import DUE_KEY
-from evaluation.tasks import probe_batch
+from evaluation.tasks import probe_batch_task
 from evaluation.worker_region import foreign_probe_queues
 from tests.evaluation.conftest import find
 from tests.waiting import wait_until
@@ -30,9 +30,9 @@ def _worker_idle() -> bool:
 def test_worker_of_one_region_never_runs_another_regions_probes(catalog, redis_client):
     offering = find(catalog, "openai", "gpt-4.1-mini")
     jobs = [[offering.offering_id, "performance"]]
-    mine = probe_batch.apply_async(args=("beijing", jobs), queue="probes.beijing")
-    theirs = probe_batch.apply_async(args=("shanghai", jobs), queue="probes.shanghai")
-    misrouted = probe_batch.apply_async(args=("shenzhen", jobs), queue="probes.beijing")
+    mine = probe_batch_task.apply_async(args=("beijing", jobs), queue="probes.beijing")
+    theirs = probe_batch_task.apply_async(args=("shanghai", jobs), queue="probes.shanghai")
+    misrouted = probe_batch_task.apply_async(args=("shenzhen", jobs), queue="probes.beijing")
     with start_worker(
         app,
         pool="threads",

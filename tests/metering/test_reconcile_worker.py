@@ -53,7 +53,7 @@ def test_usage_is_ingested_by_a_real_celery_worker(tenant, redis_client, setting
 
     redis_client.xadd(rk.USAGE_STREAM, {"e": make_event(tenant.pk, request_id="req_celery").to_json()})
     with start_worker(app, queues=["metering"], perform_ping_check=False, loglevel="WARNING"):
-        from metering.tasks import usage_ingest as task
+        from metering.tasks import usage_ingest_task
 
-        task.apply_async(queue="metering").get(timeout=30)
+        usage_ingest_task.apply_async(queue="metering").get(timeout=30)
     assert UsageRecord.objects.filter(request_id="req_celery").exists()

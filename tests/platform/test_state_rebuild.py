@@ -11,7 +11,7 @@ from contracts.apikey_format import hash_key
 from tests.factories import issue_key
 from tokenway.schedule import BEAT_SCHEDULE
 from tokenway.state_rebuild import redis_state_ensure
-from tokenway.tasks import redis_state_check
+from tokenway.tasks import redis_state_check_task
 
 
 @pytest.mark.django_db
@@ -30,7 +30,7 @@ def test_an_emptied_redis_is_republished_then_marked(tenant, redis_client, djang
 @pytest.mark.django_db
 def test_with_the_marker_present_nothing_is_published(tenant, redis_client):
     redis_client.set(redis_keys.STATE_MARKER, "boot")
-    assert redis_state_check() is False  # the task beat runs: one EXISTS
+    assert redis_state_check_task() is False  # the task beat runs: one EXISTS
     assert redis_client.get(redis_keys.CATALOG_VERSION) is None
 
 
