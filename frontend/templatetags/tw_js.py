@@ -40,7 +40,9 @@ def texts() -> dict[str, str]:
         "trend_tps": _("output tok/s"),
         "trend_availability": _("availability"),
         "trend_price": _("effective input price (micro-USD per 1M)"),
+        # xgettext:no-python-format
         "ci_low": _("95% interval (low)"),
+        # xgettext:no-python-format
         "ci_band": _("95% interval"),
         "live_on": _("● live"),
         "live_off": _("reconnecting…"),

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Role(models.TextChoices):
-    OWNER = "owner", "Owner"
-    ADMIN = "admin", "Admin"
-    DEVELOPER = "developer", "Developer"
-    BILLING = "billing", "Billing"
-    VIEWER = "viewer", "Viewer"
+    OWNER = "owner", _("Owner")
+    ADMIN = "admin", _("Admin")
+    DEVELOPER = "developer", _("Developer")
+    BILLING = "billing", _("Billing")
+    VIEWER = "viewer", _("Viewer")
 
 
 class RouteMode(models.TextChoices):
-    BALANCED = "balanced", "Balanced"
-    COST = "cost", "Cost"
-    PERFORMANCE = "performance", "Performance"
-    QUALITY = "quality", "Quality"
+    BALANCED = "balanced", _("Balanced")
+    COST = "cost", _("Cost")
+    PERFORMANCE = "performance", _("Performance")
+    QUALITY = "quality", _("Quality")
 
 
 class BillingMode(models.TextChoices):

@@ -1,0 +1,87 @@
+"""Every page of the site with the data that fills it: used by the zh-Hans completeness test (Django
+client) and the browser matrix (each page × language × width)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+from django.utils import timezone
+
+from contracts.usage import Tokens
+from metering.ingest import usage_ingest
+from tests.factories import issue_key
+from tests.metering.conftest import make_event
+
+REQUEST_OK, REQUEST_REJECTED = "gen-site-ok", "gen-site-rejected"
+
+
+@dataclass(frozen=True)
+class SitePage:
+    name: str
+    url: str
+    who: str  # "anonymous", "owner" or "staff"
+    status: int = 200
+
+
+def measure(offering, *, ttft: float, tps: float, n: int, region: str = "all", window: str = "24h", hit: float = 0.0,
+            flags=()):  # fmt: skip
+    from evaluation.models import Aggregate
+
+    metric = lambda v: {"value": v, "lo": v * 0.9, "hi": v * 1.1, "n": n}  # noqa: E731
+    metrics = {
+        "ttft_p50": metric(ttft), "ttft_p90": metric(ttft * 1.8), "tps": metric(tps), "availability": metric(0.995),
+        "error_rate": metric(0.01), "cache_hit_ratio": metric(hit),
+    }  # fmt: skip
+    Aggregate.objects.update_or_create(
+        offering_id=offering.pk, region=region, window=window,
+        defaults={"computed_at": timezone.now(), "n": n, "metrics": metrics, "flags": list(flags)},
+    )  # fmt: skip
+
+
+def populate(personas, catalog) -> list[SitePage]:
+    """Statistics for every offering (one thin), per-region rows, a served and a rejected request."""
+    deepseek, silicon, anthropic = catalog
+    measure(deepseek, ttft=420, tps=62, n=120, hit=0.8)
+    measure(silicon, ttft=910, tps=35, n=80, flags=["price_mismatch"])
+    measure(anthropic, ttft=650, tps=48, n=4, flags=["billing_block_breaks_cache"])  # below every minimum
+    for region, ttft in (("beijing", 380), ("shanghai", 450)):
+        measure(deepseek, ttft=ttft, tps=60, n=40, region=region)
+    key = issue_key(personas.tenant, name="ci-bot")[0]
+    now = time.time()
+    rejected = replace(
+        make_event(personas.tenant.pk, key.pk, request_id=REQUEST_REJECTED, status="rejected", http_status=429,
+                   error_code="key_rate_limited", tokens=Tokens(), offering_id=None, provider=None, cost_micros=0,
+                   charge_micros=0, finished_at=now - 5),
+        prices=None,
+    )  # fmt: skip
+    usage_ingest(events=[make_event(personas.tenant.pk, key.pk, request_id=REQUEST_OK, finished_at=now - 10), rejected])
+    t = "/console/acme/"
+    return [
+        SitePage("leaderboard", "/", "anonymous"),
+        SitePage("leaderboard-filtered", "/leaderboard/?region=mars&sort=tps&dir=desc", "anonymous"),
+        SitePage("definitions", "/leaderboard/definitions/", "anonymous"),
+        SitePage("model", "/models/deepseek-v4-flash/", "anonymous"),
+        SitePage("provider", "/providers/deepseek/", "anonymous"),
+        SitePage("offering", f"/offerings/{deepseek.pk}/", "anonymous"),
+        SitePage("login", "/accounts/login/", "anonymous"),
+        SitePage("signup", "/accounts/signup/", "anonymous"),
+        SitePage("password-reset", "/accounts/password/reset/", "anonymous"),
+        SitePage("password-reset-sent", "/accounts/password/reset/sent/", "anonymous"),
+        SitePage("not-found", "/no-such-page/", "anonymous", 404),
+        SitePage("overview", t, "owner"),
+        SitePage("keys", t + "keys/", "owner"),
+        SitePage("team", t + "team/", "owner"),
+        SitePage("credentials", t + "credentials/", "owner"),
+        SitePage("routing", t + "routing/", "owner"),
+        SitePage("usage", t + "usage/", "owner"),
+        SitePage("requests", t + "requests/", "owner"),
+        SitePage("request-rejected", t + f"requests/{REQUEST_REJECTED}/", "owner"),
+        SitePage("request-ok", t + f"requests/{REQUEST_OK}/", "owner"),
+        SitePage("playground", t + "playground/", "owner"),
+        SitePage("billing", t + "billing/", "owner"),
+        SitePage("password-change", "/accounts/password/change/", "owner"),
+        SitePage("tenant-new", "/console/new/", "owner"),
+        SitePage("ops-billing", "/ops/billing/", "staff"),
+        # SitePage("ops-tenant", f"/ops/billing/tenants/{personas.tenant.pk}/", "staff"),
+    ]
