@@ -11,26 +11,31 @@ from contracts.usage import UsageEvent
 from routing.call import Call
 from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.limits.admission import settle
+from routing.limits.admission import Admission, settle
 from routing.redis_pipe import RedisUnavailable
 from routing.usage.emit import build_event, emit_again, rejected_event, submit_event
+from routing.usage.end_state import end_state, final_bill
 
 log = logging.getLogger("routing.accounting")
 
 
 async def account(gateway: Gateway, call: Call) -> None:
     """One event per call. A refusal before admission (``rejected``) held nothing: its event goes
-    out in the same pipelined round trip and there is nothing to settle. A call that ended before
-    admission without being refused (client gone, internal error) leaves no trace."""
+    out in the same pipelined round trip and there is nothing to settle. A client gone while admission
+    ran has its admission awaited and settled now (nothing charged), not left to the hold reaper. A call
+    that ended before admission without being refused (client gone, internal error) leaves no trace."""
+    state = end_state(call)  # before a departed client's admission is filled in
+    if call.admission is None:
+        call.admission = await _admission_of_departed(call)
     if call.admission is None:
         if call.status == "rejected":
-            await hand_over(gateway, build_event(call, call.bill(), gateway.config.region))
+            await hand_over(gateway, build_event(call, call.bill(), gateway.config.region, state))
         return
-    bill = call.bill()
+    bill = final_bill(call, state)
     if call.early is not None:
         event, pending = call.early
     else:
-        event = build_event(call, bill, gateway.config.region)
+        event = build_event(call, bill, gateway.config.region, state)
         pending = submit_event(gateway.redis, event, gateway.config.generation_ttl_s)
     if call.complete and call.offering is not None and call.fingerprint is not None:
         gateway.affinity.remember_local(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s)
@@ -52,6 +57,17 @@ async def account(gateway: Gateway, call: Call) -> None:
         await emit_or_spool(gateway, event)
 
 
+async def _admission_of_departed(call: Call) -> Admission | None:
+    """The client left while admission ran: one Redis round trip to learn what it took (the script ran
+    or will run on the same connection), so the hold is released now."""
+    if call.admitting is None or not call.client_gone:
+        return None
+    try:
+        return await call.admitting
+    except (GatewayError, RedisUnavailable):  # refused, or the store is down: nothing was held here
+        return None
+
+
 def _retrieve(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()
@@ -61,7 +77,8 @@ async def hand_off_early(gateway: Gateway, call: Call) -> None:
     """Before an answer's last byte: queue its usage event and give the loop one turn, which writes
     it to Redis (with whatever else this tick queued) before the caller can have the whole answer.
     No extra round trip: ``account`` awaits these replies with the settlement's."""
-    event = build_event(call, call.bill(), gateway.config.region)
+    state = end_state(call)
+    event = build_event(call, final_bill(call, state), gateway.config.region, state)
     call.early = (event, submit_event(gateway.redis, event, gateway.config.generation_ttl_s))
     await asyncio.sleep(0)
 

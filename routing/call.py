@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -12,9 +13,10 @@ from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, UsageSource, UsageStatus, cost_micros
+from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, cost_micros
 from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
+from routing.usage.answer_facts import AnswerFacts
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import Body, RequestView
@@ -25,7 +27,7 @@ log = logging.getLogger("routing.call")
 @dataclass(frozen=True, slots=True)
 class Bill:
     tokens: Tokens
-    source: UsageSource
+    source: str  # "provider" | "estimated"
     flags: tuple[str, ...]
     cost_micros: int
     charge_micros: int
@@ -49,10 +51,11 @@ class Call:
     explain_route: Callable[[], tuple[RouteCandidate, ...]] = tuple  # routing.router.route.Route.candidates
     fingerprint: str | None = None
     admission: Admission | None = None
+    admitting: asyncio.Future[Admission] | None = None  # in flight: settled at once if the client leaves
     offering: OfferingSnapshot | None = None
     byok: bool = False
     attempts: int = 0
-    status: UsageStatus = "failed"
+    status: str = "failed"
     http_status: int = 0
     error_code: str = ""  # the stable code of the error the caller saw
     complete: bool = False  # the upstream's answer arrived whole
@@ -65,6 +68,7 @@ class Call:
     # killed right after answering has written its event already. ``early`` is (event, its futures).
     before_last_byte: Callable[[], Awaitable[None]] | None = None
     early: tuple[UsageEvent, list[Any]] | None = None
+    facts: AnswerFacts = field(default_factory=AnswerFacts)  # upstream id, finish reason, thinking seen
     started_at: float = field(default_factory=time.time)
     started_mono: float = field(default_factory=time.monotonic)
 
@@ -79,8 +83,9 @@ class Call:
             return ()
 
     def bill(self) -> Bill:
-        """What this call costs now: zero unless an offering produced something."""
-        if self.offering is None or not (self.complete or self.delivered):
+        """What this call costs now: zero unless an offering answered (its first byte arrived). Whether
+        the tenant pays it is the end state's decision (routing.usage.end_state)."""
+        if self.offering is None:
             return Bill(Tokens(), "provider", tuple(self.extra_flags), 0, 0)
         return self._bill(complete=self.complete)
 

@@ -23,6 +23,7 @@ from routing.translate.model_field import Renamed, rename_json
 from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
+from routing.usage.drain import drain
 from routing.wire.sse import SseSplitter
 
 log = logging.getLogger("routing.relay")
@@ -58,6 +59,7 @@ async def relay_json(call: Call, opened: Opened, send: Send) -> None:
     except orjson.JSONDecodeError as exc:
         raise GatewayError(502, "upstream_error", "The provider returned a body that is not JSON.") from exc
     call.tracker.merge(upstream.get("usage"))
+    call.facts.observe_answer(upstream)
     call.complete = True
     body = _caller_body(call, upstream)
     call.status, call.http_status = "ok", 200
@@ -102,6 +104,10 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
     except ATTEMPT_ERRORS as exc:
         await _fail_in_band(call, send, _mid_stream_error(exc), converter)
         return
+    except asyncio.CancelledError:
+        if call.client_gone:  # the provider bills what it generates: read on for its usage (routing.usage.drain)
+            await drain(opened, converter, call.facts, idle_s=idle_s, deadline=deadline)
+        raise
     finally:
         if converter.done:
             opened.response.release()
@@ -121,7 +127,9 @@ async def _pump(
     chunk = opened.first
     async with asyncio.timeout(None) as timer:
         while chunk:
-            out = b"".join([converter.feed(event) for event in splitter.feed(chunk)])
+            events = splitter.feed(chunk)
+            call.facts.observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
+            out = b"".join([converter.feed(event) for event in events])
             if out:
                 await send_chunk(send, out)
                 call.delivered = True

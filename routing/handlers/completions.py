@@ -12,7 +12,7 @@ from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
 from routing.accounting import account, account_unread, hand_off_early
-from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body
+from routing.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
 from routing.errors import GatewayError, store_unavailable
@@ -90,6 +90,8 @@ async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
         call.status = "rejected"  # refused before anything was held or forwarded (limits, scope, model, ...)
     if not call.response_started:
         await send_error(send, call.dialect, err, call.request_id)
+    elif err.status == 500:  # our failure mid-stream: the stream still ends, with an in-band error
+        await end_stream(send, call.dialect.stream_error(err))
 
 
 async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[None]) -> None:
@@ -121,9 +123,10 @@ async def _serve_call(gateway: Gateway, call: Call, send: Send) -> None:
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
-    call.admission = await admit(
+    call.admitting = asyncio.ensure_future(admit(
         gateway.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gateway.keys.rebuilding
-    )
+    ))  # fmt: skip
+    call.admission = await asyncio.shield(call.admitting)  # a disconnect here: accounting settles the hold at once
     await gateway.forwarder.run(call, route.offerings, send)
 
 

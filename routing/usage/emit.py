@@ -9,12 +9,12 @@ from typing import Any
 
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord
-from contracts.usage import Tokens, UsageEvent
+from contracts.usage import EndState, Tokens, UsageEvent
 from routing.call import Bill, Call
 from routing.redis_pipe import PipelinedRedis
 
 
-def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
+def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -> UsageEvent:
     offering = call.offering
     adm = call.admission
     return UsageEvent(
@@ -48,7 +48,9 @@ def build_event(call: Call, bill: Bill, region: str) -> UsageEvent:
         finished_at=time.time(),
         error_code=call.error_code,
         route_candidates=call.route_candidates,
-        provider_cost_micros=bill.reported_cost_micros,
+        end_state=end_state,
+        finish_reason=call.facts.finish_reason,
+        upstream_id=call.facts.upstream_id,
     )
 
 
@@ -62,6 +64,7 @@ def rejected_event(
         provider=None, region=region, route_mode="", route_reason="", tokens=Tokens(), usage_source="provider",
         prices=None, cost_micros=0, charge_micros=0, status="rejected", http_status=status, stream=False,
         dialect_in=dialect, started_at=started, total_ms=(now - started) * 1000, finished_at=now, error_code=code,
+        end_state="rejected",
     )  # fmt: skip
 
 
