@@ -1,15 +1,20 @@
 """Reads for the leaderboard API and the frontend: plain data, no HTTP.
 
-Row shape (``leaderboard_rows``): offering_id, model, provider, region, window, n,
-computed_at, flags, and for each metric in METRICS ``<metric>`` (point estimate or
-None) and ``<metric>_ci`` ([lo, hi] or None).
+Row shape (``leaderboard_rows``; docs/evaluation.md, "API"): offering_id, model, provider, region,
+window, window_start, window_end, n, computed_at, flags, incidents, and for each metric in METRICS
+``<metric>`` (point estimate, or None below its minimum sample count), ``<metric>_ci`` ([lo, hi] or
+None), ``<metric>_n`` (its own sample count) and ``<metric>_status`` ("ok", "needs_more_data",
+"no_data"); on region "all" also ``by_region`` ({region: the same figures}).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -17,9 +22,9 @@ from catalog.selectors import offerings_active_count
 from contracts.snapshot import OfferingSnapshot
 from evaluation.catalog import current_catalog
 from evaluation.conf import regions
-from evaluation.metrics import DetailRow, PerfRow, compute
-from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult
-from evaluation.services.aggregate import WINDOWS
+from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult, ProbeRollup, Resolution
+from evaluation.rollup_metrics import compute_from_counts
+from evaluation.services.aggregate import WINDOWS, cover, window_end
 
 METRICS = (
     "ttft_p50",
@@ -27,6 +32,7 @@ METRICS = (
     "ttft_p99",
     "ttft_10k_p50",
     "tps",
+    "tps_p10",
     "availability",
     "error_rate",
     "cache_hit_ratio",
@@ -34,31 +40,125 @@ METRICS = (
     "stripped_cache_hit_ratio",
     "effective_input_price",
     "quality_score",
+    "token_overcount_share",
+    "price_mismatch_share",
+    "overcount_factor",
+    "billed_ratio",
 )
+# Below this many samples a figure is withheld ("needs_more_data"). Quantile CIs come from order
+# statistics: at these n the interval's ranks stay inside the sample (p90 needs n >= 30 for a finite
+# upper rank ~ n*p + 1.96*sqrt(n*p*(1-p)) + 1 <= n; p99 is never reported from fewer than 100, and its
+# upper bound stays the sample maximum until n ~ 500). Proportions use Wilson intervals, which are
+# honest at small n, but a rate from fewer than 20 probes moves by 5 points with one probe.
+MIN_N = {
+    "ttft_p50": 10,
+    "ttft_p90": 30,
+    "ttft_p99": 100,
+    "ttft_10k_p50": 10,
+    "tps": 10,
+    "tps_p10": 20,
+    "availability": 20,
+    "error_rate": 20,
+    "cache_hit_ratio": 5,
+    "billing_cache_hit_ratio": 5,
+    "stripped_cache_hit_ratio": 5,
+    "effective_input_price": 5,
+    "quality_score": 20,
+    "token_overcount_share": 3,
+    "price_mismatch_share": 3,
+    "overcount_factor": 3,
+    "billed_ratio": 3,
+}
 SORT_KEYS = (*METRICS, "n", "model", "provider", "region")
 DEFAULT_SORT = "ttft_p50"
 FLAGS = ("billing_block_breaks_cache", "price_mismatch", "token_overcount", "degraded_quality", "capability_mismatch")
 COVERAGE_WINDOW = dt.timedelta(hours=1)  # performance probes run every 5 min, so an hour shows gaps clearly
-# Series buckets per window: about 12-28 points, enough for a sparkline, cheap to compute.
-SERIES_BUCKET = {"1h": dt.timedelta(minutes=5), "24h": dt.timedelta(hours=1), "7d": dt.timedelta(hours=6)}
+# Trend buckets per window (one point per bucket with samples), and the coarsest rollup that fits in one.
+SERIES_BUCKET = {
+    "15m": dt.timedelta(minutes=1),
+    "1h": dt.timedelta(minutes=5),
+    "24h": dt.timedelta(hours=1),
+    "7d": dt.timedelta(hours=6),
+}
+_SERIES_COARSEST = {"15m": Resolution.MINUTE, "1h": Resolution.MINUTE, "24h": Resolution.HOUR, "7d": Resolution.HOUR}
+# The probe kind whose rollups each metric is computed from (trends read only those rows).
+METRIC_KIND = {
+    **dict.fromkeys(("ttft_p50", "ttft_p90", "ttft_p99", "ttft_10k_p50", "tps", "tps_p10"), ProbeKind.PERFORMANCE),
+    **dict.fromkeys(("availability", "error_rate"), ProbeKind.PERFORMANCE),
+    **dict.fromkeys(
+        ("cache_hit_ratio", "billing_cache_hit_ratio", "stripped_cache_hit_ratio", "effective_input_price"),
+        ProbeKind.CACHE,
+    ),
+    "quality_score": ProbeKind.QUALITY,
+    **dict.fromkeys(
+        ("token_overcount_share", "price_mismatch_share", "overcount_factor", "billed_ratio"), ProbeKind.PRICE
+    ),
+}
+INCIDENT_FIELDS = (
+    "id",
+    "offering_id",
+    "region",
+    "metric",
+    "direction",
+    "opened_at",
+    "closed_at",
+    "baseline",
+    "observed",
+)
+RECENT_INCIDENTS = dt.timedelta(days=7)
+
+
+def figures(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``<metric>``, ``<metric>_ci``, ``<metric>_n``, ``<metric>_status`` for every metric, min-n applied."""
+    out: dict[str, Any] = {}
+    for name in METRICS:
+        item = metrics.get(name)
+        n = int(item["n"]) if item else 0
+        status = "no_data" if n == 0 else "needs_more_data" if n < MIN_N[name] else "ok"
+        shown = item if status == "ok" else None
+        out[name] = shown["value"] if shown else None
+        out[f"{name}_ci"] = [shown["lo"], shown["hi"]] if shown else None
+        out[f"{name}_n"] = n
+        out[f"{name}_status"] = status
+    return out
+
+
+def window_bounds(window: str, computed_at: dt.datetime) -> tuple[str, str]:
+    end = window_end(computed_at)
+    return (end - WINDOWS[window]).isoformat(), end.isoformat()
+
+
+def _incident_dict(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: (value.isoformat() if isinstance(value, dt.datetime) else value) for key, value in row.items()}
+
+
+def _open_by_offering(offering_ids: Iterable[int], region: str) -> dict[int, list[dict[str, Any]]]:
+    qs = Incident.objects.filter(closed_at__isnull=True, offering_id__in=list(offering_ids)).order_by("-opened_at")
+    if region != ALL_REGIONS:
+        qs = qs.filter(region=region)
+    found: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    fields = ("id", "offering_id", "region", "metric", "direction", "opened_at", "baseline", "observed")
+    for row in qs.values(*fields):
+        oid = row.pop("offering_id")
+        found[oid].append(_incident_dict(row))
+    return found
 
 
 def _row(agg: Aggregate, offering: OfferingSnapshot) -> dict[str, Any]:
-    row: dict[str, Any] = {
+    start, end = window_bounds(agg.window, agg.computed_at)
+    return {
         "offering_id": agg.offering_id,
         "model": offering.model,
         "provider": offering.provider,
         "region": agg.region,
         "window": agg.window,
+        "window_start": start,
+        "window_end": end,
         "n": agg.n,
         "computed_at": agg.computed_at.isoformat(),
         "flags": list(agg.flags),
+        **figures(agg.metrics),
     }
-    for name in METRICS:
-        item = agg.metrics.get(name)
-        row[name] = item["value"] if item else None
-        row[f"{name}_ci"] = [item["lo"], item["hi"]] if item else None
-    return row
 
 
 def _sorted(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
@@ -77,41 +177,117 @@ def leaderboard_rows(
     provider: str | None = None,
     sort: str = DEFAULT_SORT,
 ) -> list[dict[str, Any]]:
-    offerings = {o.offering_id: o for o in current_catalog().offerings}
-    aggregates = Aggregate.objects.filter(window=window, region=region, offering_id__in=list(offerings))
-    rows = [_row(agg, offerings[agg.offering_id]) for agg in aggregates]
-    rows = [
-        r for r in rows if (model is None or r["model"] == model) and (provider is None or r["provider"] == provider)
-    ]
+    offerings = {
+        o.offering_id: o
+        for o in current_catalog().offerings
+        if (model is None or o.model == model) and (provider is None or o.provider == provider)
+    }
+    aggregates = Aggregate.objects.filter(window=window, offering_id__in=list(offerings))
+    if region != ALL_REGIONS:
+        aggregates = aggregates.filter(region=region)
+    rows: list[dict[str, Any]] = []
+    regional: dict[int, dict[str, Any]] = defaultdict(dict)
+    for agg in aggregates.order_by("offering_id", "region"):
+        if agg.region == region:
+            rows.append(_row(agg, offerings[agg.offering_id]))
+        else:  # region "all": the per-region figures go beside the overall ones
+            regional[agg.offering_id][agg.region] = {"n": agg.n, **figures(agg.metrics)}
+    incidents = _open_by_offering((r["offering_id"] for r in rows), region)
+    for row in rows:
+        row["incidents"] = incidents.get(row["offering_id"], [])
+        if region == ALL_REGIONS:
+            row["by_region"] = regional.get(row["offering_id"], {})
     return _sorted(rows, sort)
+
+
+def leaderboard_window(window: str) -> tuple[str | None, str | None]:
+    """(window_start, window_end) of the window's latest aggregates, or (None, None) before the first refresh."""
+    latest = (
+        Aggregate.objects.filter(window=window).order_by("-computed_at").values_list("computed_at", flat=True).first()
+    )
+    return (None, None) if latest is None else window_bounds(window, latest)
+
+
+def _trend_counts(
+    *, offering_ids: list[int], kind: str, window: str, region: str, now: dt.datetime
+) -> tuple[dt.datetime, dict[tuple[int, dt.datetime], dict[str, float]]]:
+    end = window_end(now)
+    start = end - WINDOWS[window]
+    pieces = cover(start, end, coarsest=_SERIES_COARSEST[window])
+    where = " OR ".join("(r.resolution = %s AND r.bucket >= %s AND r.bucket < %s)" for _ in pieces)
+    params: list[Any] = [SERIES_BUCKET[window], start]
+    for piece in pieces:
+        params += list(piece)
+    params += [kind, offering_ids]
+    region_clause = ""
+    if region != ALL_REGIONS:
+        region_clause = " AND r.region = %s"
+        params.append(region)
+    sql = f"""
+        SELECT r.offering_id, date_bin(%s, r.bucket, %s) AS t, e.key, sum(e.value::float8)
+        FROM {ProbeRollup._meta.db_table} r CROSS JOIN LATERAL jsonb_each_text(r.counts) e
+        WHERE ({where}) AND r.kind = %s AND r.offering_id = ANY(%s){region_clause}
+        GROUP BY 1, 2, 3
+    """  # noqa: S608 - placeholders and the table name only
+    out: dict[tuple[int, dt.datetime], dict[str, float]] = defaultdict(dict)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for oid, t, key, total in cursor.fetchall():
+            out[(int(oid), t)][str(key)] = float(total)
+    return start, out
+
+
+def offering_trends(
+    *,
+    metric: str,
+    window: str = "24h",
+    region: str = ALL_REGIONS,
+    offering_ids: Iterable[int],
+    now: dt.datetime | None = None,
+) -> dict[int, list[dict[str, Any]]]:
+    """Per offering, the metric per trend bucket from the rollups, oldest first:
+    {offering_id: [{"t", "value", "lo", "hi", "n"}]}; buckets without the metric are left out, so each
+    ``t`` (the bucket start) appears once and increases."""
+    ids = sorted(set(offering_ids))
+    kind = METRIC_KIND[metric]
+    _, counts = _trend_counts(offering_ids=ids, kind=kind, window=window, region=region, now=now or timezone.now())
+    prices = {o.offering_id: o.prices for o in current_catalog().offerings}
+    series: dict[int, list[dict[str, Any]]] = {oid: [] for oid in ids}
+    for (oid, t), kind_counts in sorted(counts.items()):
+        item = compute_from_counts({kind: kind_counts}, prices.get(oid)).metrics.get(metric)
+        if item:
+            series[oid].append({"t": t.isoformat(), **item})
+    return series
 
 
 def offering_series(
     *, offering_id: int, metric: str, window: str = "24h", region: str = ALL_REGIONS, now: dt.datetime | None = None
 ) -> list[dict[str, Any]]:
     """Metric per time bucket, oldest first: [{"t", "value", "lo", "hi", "n"}] (buckets without data omitted)."""
-    now = now or timezone.now()
-    bucket, since = SERIES_BUCKET[window], now - WINDOWS[window]
-    rows = ProbeResult.objects.filter(offering_id=offering_id, started_at__gte=since)
+    return offering_trends(metric=metric, window=window, region=region, offering_ids=[offering_id], now=now)[
+        offering_id
+    ]
+
+
+def incidents_list(
+    *,
+    state: str = "open",
+    offering_ids: Iterable[int] | None = None,
+    region: str = ALL_REGIONS,
+    now: dt.datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Incidents newest first: open ones, or (state "all") every one opened in the last 7 days or still open."""
+    qs = Incident.objects.order_by("-opened_at", "-id")
+    if state == "open":
+        qs = qs.filter(closed_at__isnull=True)
+    else:
+        since = (now or timezone.now()) - RECENT_INCIDENTS
+        qs = qs.filter(opened_at__gte=since) | qs.filter(closed_at__isnull=True)
+    if offering_ids is not None:
+        qs = qs.filter(offering_id__in=list(offering_ids))
     if region != ALL_REGIONS:
-        rows = rows.filter(region=region)
-    perf: dict[int, list[PerfRow]] = {}
-    other: dict[int, list[DetailRow]] = {}
-    for kind, variant, at, ttft, tps, error, inp, cached, details in rows.values_list(
-        "kind", "variant", "started_at", "ttft_ms", "tps", "error_class", "input_tokens", "cached_tokens", "details"
-    ):
-        index = int((at - since) / bucket)
-        if kind == ProbeKind.PERFORMANCE:
-            perf.setdefault(index, []).append(PerfRow(variant, ttft, tps, error))
-        else:
-            other.setdefault(index, []).append(DetailRow(kind, variant, error, inp, cached, details))
-    prices = next((o.prices for o in current_catalog().offerings if o.offering_id == offering_id), None)
-    points = []
-    for index in sorted(set(perf) | set(other)):
-        item = compute(perf.get(index, []), other.get(index, []), prices).metrics.get(metric)
-        if item:
-            points.append({"t": (since + bucket * index).isoformat(), **item})
-    return points
+        qs = qs.filter(region=region)
+    return [_incident_dict(row) for row in qs.values(*INCIDENT_FIELDS)]
 
 
 def open_incidents(*, offering_id: int | None = None) -> list[dict[str, Any]]:
