@@ -127,6 +127,8 @@ class UsageEvent:
     finished_at: float = 0.0
     error_code: str = ""  # the stable code the caller saw when the call was refused or failed ("" when ok)
     route_candidates: tuple[RouteCandidate, ...] = ()  # contracts.route_explain: why this offering, why not the others
+    # The provider's own reported cost (contracts.provider_usage.read_reported_cost), None when the wire gives none.
+    provider_cost_micros: int | None = None
     end_state: EndState = ""  # how the call ended: decides what the tenant pays (docs/billing.md)
     finish_reason: str = ""  # the provider's own word (stop, length, tool_calls, end_turn, ...); "" if none came
     upstream_id: str = ""  # the provider's response id (chatcmpl-..., msg_...), for its support and invoices
