@@ -24,7 +24,8 @@ from evaluation.catalog import current_catalog
 from evaluation.conf import regions
 from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult, ProbeRollup, Resolution
 from evaluation.rollup_metrics import compute_from_counts
-from evaluation.services.aggregate import WINDOWS, cover, window_end
+from evaluation.services.aggregate import WINDOWS as WINDOWS  # re-exported: the windows readers may ask for
+from evaluation.services.aggregate import cover, window_end, window_start
 
 METRICS = (
     "ttft_p50",
@@ -125,7 +126,7 @@ def figures(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def window_bounds(window: str, computed_at: dt.datetime) -> tuple[str, str]:
     end = window_end(computed_at)
-    return (end - WINDOWS[window]).isoformat(), end.isoformat()
+    return window_start(window, end).isoformat(), end.isoformat()
 
 
 def _incident_dict(row: dict[str, Any]) -> dict[str, Any]:
@@ -212,7 +213,7 @@ def _trend_counts(
     *, offering_ids: list[int], kind: str, window: str, region: str, now: dt.datetime
 ) -> tuple[dt.datetime, dict[tuple[int, dt.datetime], dict[str, float]]]:
     end = window_end(now)
-    start = end - WINDOWS[window]
+    start = window_start(window, end)
     pieces = cover(start, end, coarsest=_SERIES_COARSEST[window])
     where = " OR ".join("(r.resolution = %s AND r.bucket >= %s AND r.bucket < %s)" for _ in pieces)
     params: list[Any] = [SERIES_BUCKET[window], start]

@@ -1,7 +1,9 @@
 """Aggregates per offering x region (and "all") x window, answered from the rollups.
 
-A window is [end - span, end) with ``end`` the start of the current minute, so every window of one
-refresh ends at the same instant. It is covered by whole days, then whole hours, then minutes
+A window is [start, end) with ``end`` the start of the current minute, so every window of one
+refresh ends at the same instant, and ``start`` = end - span, except that the 7-day window starts at
+the first whole hour after that (it is then read from day and hour rollups only, and minute rollups
+are kept just two days). It is covered by whole days, then whole hours, then minutes
 (``cover``), and the counters of those rollup rows are summed in one SQL statement; per region and
 over all regions (GROUPING SETS). Sums are exact, so a window's figures equal a recompute from the
 raw rows in it, and a shorter window's sample counts never exceed a longer one's.
@@ -28,6 +30,8 @@ WINDOWS = {
     "24h": dt.timedelta(hours=24),
     "7d": dt.timedelta(days=7),
 }
+# Windows whose start is rounded up to a whole hour (at most 59 minutes shorter than their span).
+HOUR_ALIGNED_START = frozenset({"7d"})
 # Seconds between recomputations of a window's aggregates (0: every refresh, so all windows share an end).
 WINDOW_REFRESH_S = {"15m": 0, "1h": 0, "24h": 0, "7d": 0}
 _TABLE = ProbeRollup._meta.db_table
@@ -40,6 +44,14 @@ Counts = dict[str, dict[str, float]]  # kind -> counter -> sum
 
 def window_end(now: dt.datetime) -> dt.datetime:
     return floor_to(now, Resolution.MINUTE)
+
+
+def window_start(window: str, end: dt.datetime) -> dt.datetime:
+    start = end - WINDOWS[window]
+    if window in HOUR_ALIGNED_START:
+        floor = floor_to(start, Resolution.HOUR)
+        start = floor if floor == start else floor + STEP[Resolution.HOUR]
+    return start
 
 
 def cover(start: dt.datetime, end: dt.datetime, coarsest: str = Resolution.DAY) -> list[Piece]:
@@ -105,8 +117,7 @@ def aggregates_refresh(*, window: str, prices: dict[int, Prices], now: dt.dateti
     """Replace the window's aggregates with ones from the rollups; returns how many (offering, region) pairs."""
     now = now or timezone.now()
     end = window_end(now)
-    start = end - WINDOWS[window]
-    counts = window_counts(cover(start, end))
+    counts = window_counts(cover(window_start(window, end), end))
     rows = []
     for key, kinds in counts.items():
         computed = compute_from_counts(kinds, prices.get(key[0]))

@@ -1,8 +1,7 @@
 """Retention: raw probe rows and rollups older than their horizon are deleted in small batches.
 
 Statistics come from the rollups, so raw rows are kept only as long as a rebuild or an
-investigation of the longest window (7 days) needs them. Minute rollups must outlive the 7-day
-window by its partial first hour; hour and day rollups feed trends and long-term history.
+investigation of the longest window (7 days) needs them.
 """
 
 from __future__ import annotations
@@ -15,7 +14,9 @@ from django.utils import timezone
 from evaluation.models import ProbeResult, ProbeRollup, Resolution
 
 RAW_RETENTION_DAYS = 8  # the 7-day window plus a day of margin to rebuild it
-ROLLUP_RETENTION_DAYS = {Resolution.MINUTE: 8, Resolution.HOUR: 35, Resolution.DAY: 400}
+# Minutes serve the 15m, 1h and 24h windows and their trends; hours the 7d window and its trend;
+# days the 7d window and history.
+ROLLUP_RETENTION_DAYS = {Resolution.MINUTE: 2, Resolution.HOUR: 35, Resolution.DAY: 400}
 # Rows per DELETE: short statements keep locks and WAL bursts small on a busy table.
 DELETE_BATCH = 10_000
 # Batches per run and table; the task runs hourly, so a backlog drains over a few runs instead of one long one.

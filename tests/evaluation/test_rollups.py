@@ -13,7 +13,7 @@ from contracts.usage import Prices
 from evaluation.metrics import DetailRow, PerfRow, compute
 from evaluation.models import Aggregate, ProbeKind, ProbeResult, ProbeRollup, Resolution
 from evaluation.rollup_metrics import compute_from_counts
-from evaluation.services.aggregate import WINDOWS, aggregates_refresh, cover, window_counts
+from evaluation.services.aggregate import WINDOWS, aggregates_refresh, cover, window_counts, window_start
 from evaluation.services.rollup import rollups_add, rollups_rebuild
 from evaluation.stats.sketch import ALPHA
 from tests.evaluation.rollup_seed import mixed_rows, raw_counts
@@ -87,9 +87,10 @@ def test_minute_rollups_equal_the_counters_of_their_raw_rows(week):
 
 @pytest.mark.parametrize("window", list(WINDOWS))
 def test_each_window_from_rollups_equals_the_raw_recompute(week, window):
-    start = END - WINDOWS[window]
+    start = window_start(window, END)
     pieces = cover(start, END)
     if window == "7d":
+        assert start == dt.datetime(2026, 1, 5, 10, tzinfo=dt.UTC)  # the first whole hour after END - 7d
         assert {p[0] for p in pieces} == {Resolution.DAY, Resolution.HOUR, Resolution.MINUTE}
     _assert_counts_equal(window_counts(pieces), raw_counts(start, END))
 
@@ -109,13 +110,13 @@ def test_windows_agree_every_metric_n_grows_with_the_window(week):
     # same n semantics: the 7d "all" row's n is every performance probe in [END - 7d, END)
     all_7d = Aggregate.objects.get(offering_id=1, region="all", window="7d")
     expected = ProbeResult.objects.filter(
-        offering_id=1, kind="performance", started_at__gte=END - WINDOWS["7d"], started_at__lt=END
+        offering_id=1, kind="performance", started_at__gte=window_start("7d", END), started_at__lt=END
     ).count()
     assert all_7d.n == expected > 500
 
 
 def test_rollup_metrics_match_the_raw_row_statistics(week):
-    start = END - WINDOWS["7d"]
+    start = window_start("7d", END)
     counts = window_counts(cover(start, END))[(1, "all")]
     fast = compute_from_counts(counts, PRICES[1])
     rows = ProbeResult.objects.filter(offering_id=1, started_at__gte=start, started_at__lt=END)
@@ -151,7 +152,7 @@ def test_a_late_row_lands_in_its_minute_hour_and_day(week):
                       end=END - dt.timedelta(hours=29), count=40, seed=9)  # fmt: skip
     _write(late)  # written now, started 29-30 hours ago
     for window in ("24h", "7d"):
-        start = END - WINDOWS[window]
+        start = window_start(window, END)
         _assert_counts_equal(window_counts(cover(start, END)), raw_counts(start, END))
 
 
