@@ -13,7 +13,7 @@ from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, cost_micros
+from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, UsageSource, UsageStatus, cost_micros
 from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
 from routing.usage.answer_facts import AnswerFacts
@@ -27,10 +27,11 @@ log = logging.getLogger("routing.call")
 @dataclass(frozen=True, slots=True)
 class Bill:
     tokens: Tokens
-    source: str  # "provider" | "estimated"
+    source: UsageSource
     flags: tuple[str, ...]
     cost_micros: int
     charge_micros: int
+    reported_cost_micros: int | None = None  # the provider's own cost, when its usage says
 
     @property
     def charge_usd(self) -> float:
@@ -55,7 +56,7 @@ class Call:
     offering: OfferingSnapshot | None = None
     byok: bool = False
     attempts: int = 0
-    status: str = "failed"
+    status: UsageStatus = "failed"
     http_status: int = 0
     error_code: str = ""  # the stable code of the error the caller saw
     complete: bool = False  # the upstream's answer arrived whole
@@ -94,7 +95,8 @@ class Call:
         tokens, source, flags = self.tracker.tokens(self.offering, complete=complete)
         cost = cost_micros(tokens, self.offering.prices)
         charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
-        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge)
+        reported = self.tracker.reported_cost() if source == "provider" else None
+        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported)
 
     def usage_for_client(self) -> dict[str, object]:
         """The usage object the caller sees, built when the provider's usage has just arrived."""

@@ -48,6 +48,7 @@ def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -
         finished_at=time.time(),
         error_code=call.error_code,
         route_candidates=call.route_candidates,
+        provider_cost_micros=bill.reported_cost_micros,
         end_state=end_state,
         finish_reason=call.facts.finish_reason,
         upstream_id=call.facts.upstream_id,

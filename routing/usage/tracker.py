@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from contracts.provider_usage import Usage, read_counts, to_tokens
+from contracts.provider_usage import Usage, read_counts, read_reported_cost, to_tokens
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Tokens, UsageSource
 
@@ -75,6 +75,10 @@ class UsageTracker:
     def output_estimate(self) -> int:
         """count_text_tokens of all delivered text, from the running counts."""
         return (self.ascii_chars + 3) // 4 + self.other_chars if self.ascii_chars or self.other_chars else 0
+
+    def reported_cost(self) -> int | None:
+        """The provider's own cost in micro-units, when its usage carried one (``usage.cost``)."""
+        return read_reported_cost(self.provider_usage) if self.seen_usage else None
 
     def tokens(self, offering: OfferingSnapshot, *, complete: bool) -> tuple[Tokens, UsageSource, tuple[str, ...]]:
         """(tokens, usage_source, flags); estimated when the provider's usage never came."""
