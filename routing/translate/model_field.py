@@ -42,9 +42,15 @@ class Renamed:
         self.done = False
         self.upstream_error = False
         self._field = b'"model":' + orjson.dumps(model)
+        self._seen = b"\0"  # the provider's exact member, once seen: later chunks repeat it byte for byte
 
     def feed(self, event: SseEvent) -> bytes:
-        out = rename_bytes(self.inner.feed(event), self._field)
+        out = self.inner.feed(event)
+        if self._seen in out:
+            out = out.replace(self._seen, self._field, 1)
+        elif b'"model"' in out and (found := _FIELD_RE.search(out)) is not None:
+            self._seen = found.group(0)
+            out = out[: found.start()] + self._field + out[found.end() :]
         self.done, self.upstream_error = self.inner.done, self.inner.upstream_error
         return out
 

@@ -56,8 +56,13 @@ class UsageTracker:
         for key in keys:
             at = data.find(key)
             while at != -1:
-                at = self._count_string(data, at + len(key))
-                at = data.find(key, at)
+                start = at + len(key) + 1
+                end = data.find(b'"', start) if data[start - 1 : start] == b'"' else -1
+                if end != -1 and data.find(b"\\", start, end) == -1 and data[start:end].isascii():
+                    self.ascii_chars += end - start  # the common token: plain ASCII, no escapes
+                    at = data.find(key, end + 1)
+                else:
+                    at = data.find(key, self._count_string(data, start - 1))
 
     def _count_string(self, data: bytes, at: int) -> int:
         """Count the JSON string starting at ``at`` (after optional spaces); the index just past it."""
