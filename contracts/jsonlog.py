@@ -14,7 +14,11 @@ from contextvars import ContextVar
 import orjson
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("tokenway_request_id", default=None)
-STANDARD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "request_id"}
+STANDARD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "request_id",
+}
 
 
 class JsonFormatter(logging.Formatter):

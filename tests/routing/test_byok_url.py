@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -34,7 +35,7 @@ def _tenant_with_url(client: redis.Redis, url: str):
 
 
 @pytest.fixture(scope="module")
-def dev_gateway(gateway_server) -> ServerThread:  # the shared catalog is published by gateway_server
+def dev_gateway(gateway_server) -> Iterator[ServerThread]:  # the shared catalog is published by gateway_server
     from routing.app import make_gateway_app
 
     server = ServerThread(make_gateway_app(harness.test_config(allow_loopback_provider_urls=True)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
@@ -57,7 +59,7 @@ def test_calls_are_counted_by_endpoint_and_status(gateway, tenant):
 
 
 @pytest.fixture(scope="module")
-def token_gateway(gateway_server) -> ServerThread:
+def token_gateway(gateway_server) -> Iterator[ServerThread]:
     from routing.app import make_gateway_app
 
     server = ServerThread(make_gateway_app(harness.test_config(metrics_token="scrape-" + "t" * 24)))
