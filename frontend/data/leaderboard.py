@@ -12,13 +12,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from django.utils import timezone
-
 from catalog.selectors import Offering, OfferingPrice, current_price, offerings_listed
-from evaluation.selectors import leaderboard_rows, offering_series, open_incidents, recent_incidents
+from evaluation.selectors import MIN_N as METRIC_MIN_N
+from evaluation.selectors import incidents_list, leaderboard_rows, offering_trends
 
-WINDOWS = ("1h", "24h", "7d")
-WINDOW_SPAN = {"1h": dt.timedelta(hours=1), "24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7)}
+WINDOWS = ("15m", "1h", "24h", "7d")
 ALL_REGIONS = "all"
 # Effective price blends input and output like a typical chat turn: 3 input tokens per output token.
 INPUT_SHARE = 0.75
@@ -32,8 +30,9 @@ COLUMNS = {
     "error_rate": "error_rate",
     "cache_hit": "cache_hit_ratio",
 }
-# Fewer samples than this and the figure is not shown: a p90 from 4 probes or an interval from 2 says nothing.
-MIN_N = {"ttft_p50": 10, "ttft_p90": 20, "tps": 10, "availability": 20, "error_rate": 20, "cache_hit": 5}
+# Fewer samples than this and evaluation withholds the figure ("needs_more_data"): a p90 from 4 probes
+# or an interval from 2 says nothing.
+MIN_N = {column: METRIC_MIN_N[metric] for column, metric in COLUMNS.items()}
 # Trend metrics: the evaluation metric per trend tab.
 TREND_METRICS = {"ttft": "ttft_p50", "tps": "tps", "availability": "availability", "price": "effective_input_price"}
 
@@ -103,16 +102,17 @@ TREND_OFFERINGS = 8  # lines on the trend chart: more is unreadable and each cos
 
 
 def figure(stats: Mapping[str, Any], column: str) -> Figure:
-    """The column's figure from a leaderboard_rows item: ``<metric>``, ``<metric>_ci``, ``<metric>_n``
-    (the row's ``n`` when the metric has no count of its own)."""
+    """The column's figure from a leaderboard_rows item: ``<metric>``, ``<metric>_ci``, ``<metric>_n`` and
+    ``<metric>_status`` (ok | needs_more_data | no_data)."""
     name = COLUMNS[column]
-    value = stats.get(name)
-    if value is None:
-        return NO_FIGURE
-    n = int(stats.get(f"{name}_n") or stats.get("n") or 0)
-    ci = stats.get(f"{name}_ci") or (None, None)
-    if n < MIN_N[column]:
+    n = int(stats.get(f"{name}_n") or 0)
+    status = stats.get(f"{name}_status", "no_data")
+    if status == "needs_more_data":
         return Figure(None, None, None, n, True)
+    value = stats.get(name)
+    if status != "ok" or value is None:
+        return NO_FIGURE
+    ci = stats.get(f"{name}_ci") or (None, None)
     return Figure(float(value), ci[0], ci[1], n, False)
 
 
@@ -128,22 +128,13 @@ def _breaks_cache(offering: Offering, flags: set[str]) -> bool:
     return bool(offering.provider.keeps_billing_block if keeps is None else keeps)
 
 
-def _incidents(region: str) -> dict[int, tuple[str, ...]]:
-    """Open incidents per offering: the metrics affected (for the region, or any region for "all")."""
-    found: dict[int, set[str]] = {}
-    for item in open_incidents():
-        if region in (ALL_REGIONS, item["region"]):
-            found.setdefault(item["offering_id"], set()).add(item["metric"])
-    return {key: tuple(sorted(metrics)) for key, metrics in found.items()}
-
-
 def _row(
     offering: Offering,
     price: OfferingPrice | None,
     region: str,
     stats: Mapping[str, Any],
-    incidents: tuple[str, ...] = (),
 ) -> Row:
+    incidents = tuple(sorted({item["metric"] for item in stats.get("incidents") or []}))
     flags = set(stats.get("flags") or [])
     figures = {column: figure(stats, column) for column in COLUMNS}
     hit = figures["cache_hit"].value
@@ -179,27 +170,32 @@ def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
     window = window if window in WINDOWS else "24h"
     region = region or ALL_REGIONS
     stats = _stats(window, region)
-    incidents = _incidents(region)
     rows = [
-        _row(
-            offering,
-            current_price(offering),
-            region,
-            stats.get((offering.pk, region), {}),
-            incidents.get(offering.pk, ()),
-        )
+        _row(offering, current_price(offering), region, stats.get((offering.pk, region), {}))
         for offering in offerings_listed()
     ]
     return sorted(rows, key=lambda row: (row.model, row.provider))
 
 
 def by_region(*, window: str, regions: list[str], offering_ids: set[int]) -> list[dict[str, Any]]:
-    """Side-by-side regions for the given offerings: [{"row": Row (all regions), "regions": [Row per region]}]."""
-    per_region = {region: {r.offering_id: r for r in leaderboard(window=window, region=region)} for region in regions}
-    combined = [r for r in leaderboard(window=window) if r.offering_id in offering_ids]
-    return [
-        {"row": row, "regions": [per_region[region].get(row.offering_id) for region in regions]} for row in combined
-    ]
+    """Side-by-side regions for the given offerings, from the ``by_region`` figures of the "all" rows:
+    [{"row": Row (all regions), "regions": [(region, Row or None)]}]."""
+    window = window if window in WINDOWS else "24h"
+    stats = _stats(window, ALL_REGIONS)
+    out = []
+    for offering in offerings_listed():
+        if offering.pk not in offering_ids:
+            continue
+        price = current_price(offering)
+        item = stats.get((offering.pk, ALL_REGIONS), {})
+        regional = item.get("by_region") or {}
+        out.append(
+            {
+                "row": _row(offering, price, ALL_REGIONS, item),
+                "regions": [(r, _row(offering, price, r, regional[r]) if r in regional else None) for r in regions],
+            }
+        )
+    return sorted(out, key=lambda entry: (entry["row"].model, entry["row"].provider))
 
 
 def matches(row: Row, *, q: str = "", model: str = "", provider: str = "", region: str = "") -> bool:
@@ -224,12 +220,8 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
     empty: dict[str, Any] = {"metric": metric, "window": window, "labels": [], "series": [], "incidents": []}
     if not measured:
         return empty
-    points = {
-        row.offering_id: {
-            p["t"]: p for p in offering_series(offering_id=row.offering_id, metric=name, window=window, region=region)
-        }
-        for row in measured
-    }
+    found = offering_trends(metric=name, window=window, region=region, offering_ids=[r.offering_id for r in measured])
+    points = {oid: {p["t"]: p for p in series} for oid, series in found.items()}
     times = sorted({t for by_time in points.values() for t in by_time})
     if not times:
         return empty
@@ -243,25 +235,26 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
             "hi": [_pick(points[row.offering_id].get(t), "hi") for t in times],
         }
         for row in measured
-        if points[row.offering_id]
+        if points.get(row.offering_id)
     ]
-    return {**empty, "labels": times, "series": series, "incidents": incident_markers(measured, window, region, times)}
+    return {**empty, "labels": times, "series": series, "incidents": incident_markers(measured, region, times)}
 
 
 def _pick(point: Mapping[str, Any] | None, key: str) -> float | None:
     return None if point is None else point.get(key)
 
 
-def incident_markers(rows: list[Row], window: str, region: str, times: list[str]) -> list[dict[str, Any]]:
-    """Incidents opened in the window on the plotted offerings, placed on the nearest bucket label."""
-    since = timezone.now() - WINDOW_SPAN[window]
+def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dict[str, Any]]:
+    """Incidents of the plotted offerings that opened inside the plotted span, on the nearest bucket."""
     labels = {r.offering_id: f"{r.model_name} · {r.provider_name}" for r in rows}
     parsed = [dt.datetime.fromisoformat(t) for t in times]
+    slack = parsed[1] - parsed[0] if len(parsed) > 1 else dt.timedelta(hours=1)
+    first, last = parsed[0] - slack, parsed[-1] + slack
     markers = []
-    for item in recent_incidents(since=since):
-        if item["offering_id"] not in labels or region not in (ALL_REGIONS, item["region"]):
+    for item in incidents_list(state="all", offering_ids=list(labels), region=region):
+        opened = dt.datetime.fromisoformat(item["opened_at"])
+        if not first <= opened <= last:
             continue
-        opened = item["opened_at"]
         index = min(range(len(parsed)), key=lambda i: abs((parsed[i] - opened).total_seconds()))
         markers.append(
             {
@@ -270,8 +263,8 @@ def incident_markers(rows: list[Row], window: str, region: str, times: list[str]
                 "metric": item["metric"],
                 "region": item["region"],
                 "direction": item.get("direction", ""),
-                "opened_at": opened.isoformat(),
-                "closed_at": item["closed_at"].isoformat() if item.get("closed_at") else None,
+                "opened_at": item["opened_at"],
+                "closed_at": item.get("closed_at"),
                 "index": index,
             }
         )

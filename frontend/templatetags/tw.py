@@ -28,7 +28,7 @@ def _number(value: Any) -> float | None:
 @register.filter
 def money(micros: Any) -> str:
     """Integer micro-units -> "$1.2345": 4 decimals below $1,000 (a request costs fractions of a cent)."""
-    if micros is None:
+    if _number(micros) is None:
         return DASH
     amount = Decimal(int(micros)) / MICROS_PER_UNIT
     places = "0.01" if abs(amount) >= 1000 else "0.0001"
@@ -38,7 +38,7 @@ def money(micros: Any) -> str:
 @register.filter
 def money_exact(micros: Any) -> str:
     """Integer micro-units -> "$19.999974": every micro-unit shows, so one cheap request moves a balance."""
-    if micros is None:
+    if _number(micros) is None:
         return DASH
     return f"${(Decimal(int(micros)) / MICROS_PER_UNIT).quantize(Decimal('0.000001')):,}"
 

@@ -44,6 +44,9 @@ def texts() -> dict[str, str]:
         "ci_low": _("95% interval (low)"),
         # xgettext:no-python-format
         "ci_band": _("95% interval"),
+        "metric_ttft": _("TTFT"),
+        "metric_tps": _("Output tok/s"),
+        "metric_availability": _("Availability"),
         "live_on": _("● live"),
         "live_off": _("reconnecting…"),
     }

@@ -14,6 +14,7 @@ from tenants.permissions import Action
 from tenants.selectors import Membership
 
 USAGE_DAYS = 30
+LOG_PAGE = 50  # the largest page the log's fragment serves
 
 
 @tenant_page
@@ -33,7 +34,9 @@ def requests_log(request: HttpRequest, membership: Membership) -> HttpResponse:
         return denied
     status = request.GET.get("status") or None
     status = status if status in USAGE_STATUSES else None
-    page = metering.request_log(tenant_id=membership.tenant_id, cursor=request.GET.get("cursor"), status=status)
+    limit = request.GET.get("limit", "")
+    size = {"limit": min(int(limit), LOG_PAGE)} if limit.isdigit() and int(limit) > 0 else {}
+    page = metering.request_log(tenant_id=membership.tenant_id, cursor=request.GET.get("cursor"), status=status, **size)
     if request.GET.get("fragment"):
         context = {"rows": page.rows, "tenant": membership.tenant}
         return render(request, "frontend/console/_request_rows.html", context)
@@ -62,10 +65,11 @@ def request_detail(request: HttpRequest, membership: Membership, request_id: str
 
 @tenant_page
 def live_summary(request: HttpRequest, membership: Membership) -> HttpResponse:
-    """Balance and month spend as a fragment, fetched when a live update arrives."""
+    """Balance, month spend and the 30-day counters as a fragment, fetched when a live update arrives."""
     tenant_id = membership.tenant_id
     context = {
         "balance": metering.balance_micros(tenant_id=tenant_id),
         "month_spend": metering.month_spend_micros(tenant_id=tenant_id),
+        "usage": metering.usage_breakdown(tenant_id=tenant_id, days=USAGE_DAYS),
     }
     return render(request, "frontend/console/_summary.html", context)

@@ -39,7 +39,12 @@ COLUMNS = (
     ("n", gettext_lazy("Probes (n)"), True),
 )
 SORTABLE = tuple(key for key, _label, _numeric in COLUMNS)
-FILTERS = ("q", "model", "provider", "region", "window", "sort", "dir")
+TREND_WINDOWS = (
+    ("15m", gettext_lazy("15 minutes")),
+    ("1h", gettext_lazy("1 hour")),
+    ("24h", gettext_lazy("24 hours")),
+    ("7d", gettext_lazy("7 days")),
+)
 
 
 def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) -> tuple[dict[str, str], list[str]]:
@@ -134,13 +139,14 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "all_providers": sorted({r.provider for r in all_rows}),
         "regions": list(settings.TOKENWAY_REGIONS),
         "windows": WINDOWS,
+        "trend_windows": TREND_WINDOWS,
         "rows_json": [row.as_json() for row in rows],
         "trend": trend(rows=rows, window=_trend_window(params["window"]), region=region),
     }
 
 
 def _trend_window(window: str) -> str:
-    return "7d" if window == "7d" else "24h"
+    return window if window in WINDOWS else "24h"
 
 
 @require_GET

@@ -39,9 +39,35 @@ def measure(offering, *, ttft: float, tps: float, n: int, region: str = "all", w
     )  # fmt: skip
 
 
+def history(offerings, *, hours: int = 24, per_hour: int = 6) -> None:
+    """Performance probes over the last hours (rolled up as the probe workers do), TTFT drifting
+    apart per offering, and one incident on the first offering three hours ago."""
+    import datetime as dt
+
+    from django.db import transaction
+
+    from evaluation.models import Incident, ProbeKind, ProbeResult
+    from evaluation.services.rollup import rollups_add
+
+    now = timezone.now()
+    rows = [
+        ProbeResult(offering_id=o.pk, region="beijing", kind=ProbeKind.PERFORMANCE, variant="1k",
+                    started_at=now - dt.timedelta(hours=h, minutes=10 * k), ttft_ms=300 + 150 * i + 8 * h + 5 * k,
+                    tps=60 - 8 * i + (h % 5), total_ms=2000, input_tokens=1000, output_tokens=200)
+        for i, o in enumerate(offerings) for h in range(hours) for k in range(per_hour)
+    ]  # fmt: skip
+    with transaction.atomic():
+        ProbeResult.objects.bulk_create(rows)
+        rollups_add(rows)
+    Incident.objects.create(offering_id=offerings[0].pk, region="beijing", metric="ttft", direction="worse",
+                            opened_at=now - dt.timedelta(hours=3), baseline=320, observed=540)  # fmt: skip
+
+
 def populate(personas, catalog) -> list[SitePage]:
-    """Statistics for every offering (one thin), per-region rows, a served and a rejected request."""
+    """Statistics for every offering (one thin), per-region rows, history with an incident, a served and
+    a rejected request."""
     deepseek, silicon, anthropic = catalog
+    history([deepseek, silicon])
     measure(deepseek, ttft=420, tps=62, n=120, hit=0.8)
     measure(silicon, ttft=910, tps=35, n=80, flags=["price_mismatch"])
     measure(anthropic, ttft=650, tps=48, n=4, flags=["billing_block_breaks_cache"])  # below every minimum

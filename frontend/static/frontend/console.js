@@ -14,7 +14,7 @@
       const html = await fetch(main.dataset.summaryUrl, { credentials: "same-origin" }).then((r) => r.text());
       const holder = document.createElement("div");
       holder.innerHTML = html;
-      ["balance", "month-spend"].forEach((id) => {
+      ["balance", "month-spend", "requests-30d", "savings-30d"].forEach((id) => {
         const fresh = holder.querySelector("#" + id), old = document.getElementById(id);
         if (fresh && old && fresh.textContent !== old.textContent) { old.replaceWith(fresh); fresh.closest(".card").classList.add("flash"); }
       });

@@ -203,7 +203,7 @@
     const list = document.getElementById("trend-incidents");
     if (list) list.replaceChildren(...(data.incidents || []).map((m) => {
       const li = document.createElement("li");
-      li.textContent = "⚠ " + tw.t("incident_line", { label: m.label, metric: m.metric, region: m.region, at: new Date(m.opened_at).toLocaleString() });
+      li.textContent = "⚠ " + tw.t("incident_line", { label: m.label, metric: tw.t("metric_" + m.metric), region: m.region, at: new Date(m.opened_at).toLocaleString() });
       return li;
     }));
     document.querySelectorAll("[data-trend-metric]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.trendMetric === trendSel.metric)));
