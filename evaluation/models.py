@@ -109,6 +109,27 @@ class ProbeRollup(models.Model):
         indexes = [models.Index(fields=["offering_id", "resolution", "bucket"], name="rollup_offering_time")]
 
 
+class WindowState(models.Model):
+    """The end of a window's aggregates (every row of the window describes [start, end)) and when they were
+    last recomputed in full; rows of offerings without new or departed samples are left as they were."""
+
+    window = models.CharField(max_length=4, choices=Window.choices, unique=True)
+    end = models.DateTimeField()
+    refreshed_at = models.DateTimeField()
+    full_at = models.DateTimeField()
+
+
+class DirtyOffering(models.Model):
+    """An offering with probe rows written since the window's last refresh (marked in the writing
+    transaction, taken in the refreshing one, so none is missed or taken twice)."""
+
+    window = models.CharField(max_length=4, choices=Window.choices)
+    offering_id = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["window", "offering_id"], name="uniq_dirty_offering")]
+
+
 class RollupBackfill(models.Model):
     """A range of raw rows rolled up in one go (on the first refresh after an upgrade, or by hand)."""
 

@@ -22,7 +22,16 @@ from catalog.selectors import offerings_active_count
 from contracts.snapshot import OfferingSnapshot
 from evaluation.catalog import current_catalog
 from evaluation.conf import regions
-from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult, ProbeRollup, Resolution
+from evaluation.models import (
+    ALL_REGIONS,
+    Aggregate,
+    Incident,
+    ProbeKind,
+    ProbeResult,
+    ProbeRollup,
+    Resolution,
+    WindowState,
+)
 from evaluation.rollup_metrics import compute_from_counts
 from evaluation.services.aggregate import WINDOWS as WINDOWS  # re-exported: the windows readers may ask for
 from evaluation.services.aggregate import cover, window_end, window_start
@@ -124,9 +133,11 @@ def figures(metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def window_bounds(window: str, computed_at: dt.datetime) -> tuple[str, str]:
-    end = window_end(computed_at)
-    return window_start(window, end).isoformat(), end.isoformat()
+def window_bounds(window: str, computed_at: dt.datetime | None = None) -> tuple[str, str] | None:
+    """(start, end) of the window's aggregates: from its WindowState, else from a row's computed_at."""
+    state = WindowState.objects.filter(window=window).values_list("end", flat=True).first()
+    end = state or (window_end(computed_at) if computed_at else None)
+    return None if end is None else (window_start(window, end).isoformat(), end.isoformat())
 
 
 def _incident_dict(row: dict[str, Any]) -> dict[str, Any]:
@@ -145,8 +156,8 @@ def _open_by_offering(offering_ids: Iterable[int], region: str) -> dict[int, lis
     return found
 
 
-def _row(agg: Aggregate, offering: OfferingSnapshot) -> dict[str, Any]:
-    start, end = window_bounds(agg.window, agg.computed_at)
+def _row(agg: Aggregate, offering: OfferingSnapshot, bounds: tuple[str, str] | None) -> dict[str, Any]:
+    start, end = bounds or window_bounds(agg.window, agg.computed_at) or (None, None)
     return {
         "offering_id": agg.offering_id,
         "model": offering.model,
@@ -188,9 +199,10 @@ def leaderboard_rows(
         aggregates = aggregates.filter(region=region)
     rows: list[dict[str, Any]] = []
     regional: dict[int, dict[str, Any]] = defaultdict(dict)
+    bounds = window_bounds(window)
     for agg in aggregates.order_by("offering_id", "region"):
         if agg.region == region:
-            rows.append(_row(agg, offerings[agg.offering_id]))
+            rows.append(_row(agg, offerings[agg.offering_id], bounds))
         else:  # region "all": the per-region figures go beside the overall ones
             regional[agg.offering_id][agg.region] = {"n": agg.n, **figures(agg.metrics)}
     incidents = _open_by_offering((r["offering_id"] for r in rows), region)
@@ -206,7 +218,7 @@ def leaderboard_window(window: str) -> tuple[str | None, str | None]:
     latest = (
         Aggregate.objects.filter(window=window).order_by("-computed_at").values_list("computed_at", flat=True).first()
     )
-    return (None, None) if latest is None else window_bounds(window, latest)
+    return window_bounds(window, latest) or (None, None)
 
 
 def _trend_counts(

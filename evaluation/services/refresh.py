@@ -29,7 +29,9 @@ def stats_refresh(*, force: bool = False) -> RefreshReport:
     prices = {o.offering_id: o.prices for o in current_catalog().offerings}
     rollups_backfill(now=now)  # once, after an upgrade; results are rolled up as they are written
     windows = {
-        w: aggregates_refresh(window=w, prices=prices, now=now) for w in WINDOWS if force or window_is_stale(w, now)
+        w: aggregates_refresh(window=w, prices=prices, now=now, full=force)
+        for w in WINDOWS
+        if force or window_is_stale(w, now)
     }
     opened, closed = incidents_detect(now=now)
     snapshot = build_snapshot()

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from evaluation.models import ProbeResult, ProbeRollup, Resolution, RollupBackfill
+from evaluation.models import DirtyOffering, ProbeResult, ProbeRollup, Resolution, RollupBackfill, Window, WindowState
 from evaluation.probes.availability import DOWN_CLASSES
 from evaluation.rollup_metrics import row_counts
 from evaluation.stats.sketch import GAMMA, MIN_VALUE
@@ -157,7 +157,8 @@ def rollup_deltas(rows: Iterable[ProbeResult]) -> dict[RollupKey, dict[str, floa
 
 
 def rollups_add(rows: Iterable[ProbeResult]) -> int:
-    """Add the rows' counters to their rollups (call inside the transaction that inserts the rows).
+    """Add the rows' counters to their rollups and mark their offerings changed for every window (call
+    inside the transaction that inserts the rows).
 
     Keys are upserted in sorted order, so two writers touching the same rollup rows lock them in the
     same order and cannot deadlock."""
@@ -172,9 +173,19 @@ def rollups_add(rows: Iterable[ProbeResult]) -> int:
             columns, (resolution, bucket, oid, region, kind, orjson.dumps(counts).decode()), strict=True
         ):
             column.append(value)
+    offerings = sorted({key[2] for key, _ in deltas})
+    windows = [w for w in Window.values for _ in offerings]
     with connection.cursor() as cursor:
         cursor.execute(_UPSERT_SQL, columns)
+        cursor.execute(_DIRTY_SQL, [windows, offerings * len(Window.values)])
     return len(deltas)
+
+
+_DIRTY_SQL = f"""
+INSERT INTO {DirtyOffering._meta.db_table} ("window", offering_id)
+SELECT * FROM unnest(%s::varchar[], %s::bigint[])
+ON CONFLICT ("window", offering_id) DO NOTHING
+"""  # noqa: S608 - the table name only
 
 
 # --- rebuilt from raw rows ----------------------------------------------------------------------
@@ -227,6 +238,7 @@ def rollups_rebuild(since: dt.datetime, until: dt.datetime) -> RebuildReport:
             Resolution.HOUR: build_periods(Resolution.HOUR, since, until),
             Resolution.DAY: build_periods(Resolution.DAY, since, until),
         }
+        WindowState.objects.all().delete()  # the next refresh of every window is a full one
     return RebuildReport(since, until, rows)
 
 

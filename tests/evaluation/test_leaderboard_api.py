@@ -86,7 +86,7 @@ def test_response_is_cached_until_the_stats_version_changes(client, board, redis
     first = client.get("/api/v1/leaderboard").json()
     ProbeResult.objects.all().delete()
     ProbeRollup.objects.all().delete()
-    aggregates_refresh(window="1h", prices={}, now=timezone.now())
+    aggregates_refresh(window="1h", prices={}, now=timezone.now(), full=True)
     assert client.get("/api/v1/leaderboard").json() == first  # same version: served from the cache
     snapshot_publish(client=redis_client, snapshot=build_snapshot())
     assert client.get("/api/v1/leaderboard").json()["results"] == []

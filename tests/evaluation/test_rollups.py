@@ -185,3 +185,28 @@ def test_a_week_of_200k_rows_is_answered_from_rollups_fast():
     assert Aggregate.objects.get(offering_id=1, region="all", window="7d").n == 4000
     print(f"rollup build {build_s:.2f}s; aggregates per window (s): {timings}")
     assert timings["15m"] < 0.5 and timings["1h"] < 0.5 and timings["7d"] < 3.0
+
+
+def _aggregates():
+    return {(a.offering_id, a.region, a.window): (a.n, a.metrics, sorted(a.flags)) for a in Aggregate.objects.all()}
+
+
+def test_incremental_refresh_equals_a_full_recompute(week):
+    for window in WINDOWS:
+        aggregates_refresh(window=window, prices=PRICES, now=NOW)
+    steps = [
+        (NOW + dt.timedelta(seconds=25), END - dt.timedelta(minutes=1)),  # same end: only rows written since
+        (NOW + dt.timedelta(seconds=75), END - dt.timedelta(hours=3)),  # end moves a minute; a late row
+        (NOW + dt.timedelta(minutes=9), END + dt.timedelta(minutes=2)),  # several minutes enter and leave
+    ]
+    for seed, (now, at) in enumerate(steps):
+        _write(mixed_rows(offering_ids=[2], regions=["beijing"], start=at, end=at + dt.timedelta(seconds=50),
+                          count=6, seed=20 + seed))  # fmt: skip
+        recomputed = {w: aggregates_refresh(window=w, prices=PRICES, now=now) for w in WINDOWS}
+        incremental = _aggregates()
+        full = {w: aggregates_refresh(window=w, prices=PRICES, now=now, full=True) for w in WINDOWS}
+        assert _aggregates() == incremental, now
+        assert all(recomputed[w] <= full[w] for w in WINDOWS), (recomputed, full)
+        if seed == 0:  # nothing entered or left: only the offering just written is recomputed
+            for w in WINDOWS:
+                assert recomputed[w] == Aggregate.objects.filter(window=w, offering_id=2).count() < full[w]
