@@ -24,6 +24,13 @@ class GenerationOut(_Out):
     status = serializers.CharField(allow_null=True, help_text="ok, upstream_error, client_cancelled, failed, rejected")
     http_status = serializers.IntegerField(allow_null=True, help_text="what the caller got")
     error_code = serializers.CharField(allow_blank=True, help_text="the stable error code the caller saw; '' when ok")
+    end_state = serializers.CharField(
+        allow_blank=True,
+        help_text="how the call ended (completed, client_cancelled, upstream_cut, upstream_timeout, ...); "
+        "decides what was charged (docs/billing.md)",
+    )
+    finish_reason = serializers.CharField(allow_blank=True, help_text="the provider's finish reason; '' if none came")
+    upstream_id = serializers.CharField(allow_blank=True, help_text="the provider's response id")
 
 
 class CurrentKeyLimitsOut(_Out):

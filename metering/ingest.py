@@ -19,6 +19,7 @@ from orjson import dumps
 from apikeys.services import api_keys_touch
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
+from metering.end_states import end_state_priced
 from metering.ledger import JournalSpec, journals_post, raw_cursor
 from metering.models import AccountKind, MeterStatus
 from metering.sanitize import Priced, cache_full_price_micros, event_price
@@ -40,6 +41,7 @@ _COLUMNS = {
     "finished_at": "timestamptz", "ttft_ms": "double precision", "total_ms": "double precision",
     "created_at": "timestamptz", "error_code": "text", "route_candidates": "jsonb",
     "computed_cost_micros": "bigint", "reported_cost_micros": "bigint",
+    "end_state": "text", "finish_reason": "text", "upstream_id": "text",
 }  # fmt: skip
 _INSERT_USAGE = (
     f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
@@ -102,6 +104,9 @@ def _row(event: UsageEvent, priced: Priced, now: datetime) -> list[object]:
         dumps(event.route_candidates).decode(),
         0 if event.byok else priced.cost_micros,
         priced.reported_cost_micros,
+        event.end_state[:32],
+        event.finish_reason[:64],
+        event.upstream_id[:128],
     ]
 
 
@@ -139,7 +144,7 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
         if tenant is None:
             result.rejected.append((event.request_id, "unknown_tenant"))
             continue
-        valid.append((event, event_price(event, markup_bps=tenant.markup_bps)))
+        valid.append((event, end_state_priced(event, event_price(event, markup_bps=tenant.markup_bps))))
     if not valid:
         return result
     with transaction.atomic():

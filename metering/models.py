@@ -46,6 +46,9 @@ class UsageRecord(models.Model):
     status = models.CharField(max_length=32)  # contracts.usage.USAGE_STATUSES; "rejected" has no journal
     http_status = models.PositiveSmallIntegerField(default=0)
     error_code = models.CharField(max_length=64, blank=True, default="")  # what the caller saw, e.g. key_rate_limited
+    end_state = models.CharField(max_length=32, blank=True, default="")  # contracts.usage.EndState: what was charged
+    finish_reason = models.CharField(max_length=64, blank=True, default="")  # the provider's word: stop, length, ...
+    upstream_id = models.CharField(max_length=128, blank=True, default="")  # the provider's response id
     stream = models.BooleanField(default=False)
     byok = models.BooleanField(default=False)
     dialect_in = models.CharField(max_length=16, blank=True)

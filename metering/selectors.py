@@ -54,6 +54,22 @@ def generation_get(*, tenant_id: int, request_id: str) -> dict[str, Any] | None:
     return _generation_from_event(event)
 
 
+def generation_costs_get(*, request_id: str) -> dict[str, Any] | None:
+    """Staff only: one ingested request with what the provider costs us beside what the tenant pays
+    (booked, ours and the provider's own figure) and the margin. Never for a tenant-facing page."""
+    record = UsageRecord.objects.filter(request_id=request_id).select_related("tenant").first()
+    if record is None:
+        return None
+    return {
+        **_generation_from_record(record),
+        "tenant": record.tenant.slug,
+        "cost_micros": record.cost_micros,
+        "computed_cost_micros": record.computed_cost_micros,
+        "reported_cost_micros": record.reported_cost_micros,
+        "margin_micros": record.charge_micros - record.cost_micros,
+    }
+
+
 def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
     return {
         "id": r.request_id,
@@ -74,6 +90,9 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
         "status": r.status,
         "http_status": r.http_status,
         "error_code": r.error_code,
+        "end_state": r.end_state,
+        "finish_reason": r.finish_reason,
+        "upstream_id": r.upstream_id,
         "stream": r.stream,
         "byok": r.byok,
         "attempts": r.attempts,
@@ -115,6 +134,9 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
         "status": e.get("status"),
         "http_status": e.get("http_status"),
         "error_code": e.get("error_code") or "",
+        "end_state": e.get("end_state") or "",
+        "finish_reason": e.get("finish_reason") or "",
+        "upstream_id": e.get("upstream_id") or "",
         "stream": e.get("stream"),
         "byok": e.get("byok"),
         "attempts": e.get("attempts"),

@@ -9,7 +9,13 @@ from django.utils import timezone
 
 from evaluation.selectors import probe_coverage
 from frontend.data.metering import usage_breakdown
-from metering.selectors import billing_latency, findings_open, platform_overview, stripe_sync_status
+from metering.selectors import (
+    billing_latency,
+    findings_open,
+    generation_costs_get,
+    platform_overview,
+    stripe_sync_status,
+)
 
 LATENCY_WINDOW = timedelta(hours=1)  # billing latency percentiles over the last hour of ingestion
 TOP_TENANTS = 10
@@ -35,3 +41,8 @@ def dashboard(days: int = 30) -> dict[str, Any]:
         "findings": findings(),
         "coverage": probe_coverage(),
     }
+
+
+def request_costs(*, request_id: str) -> dict[str, Any] | None:
+    """One request as staff see it: the tenant's charge, the provider cost (booked, ours, theirs), the margin."""
+    return generation_costs_get(request_id=request_id)

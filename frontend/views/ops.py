@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from frontend.data.ops import dashboard
+from frontend.data.ops import dashboard, request_costs
 
 DASHBOARD_DAYS = 30
 
@@ -18,3 +18,14 @@ def billing_dashboard(request: HttpRequest) -> HttpResponse:
     return render(
         request, "frontend/ops/billing.html", {"section": "ops", "d": dashboard(DASHBOARD_DAYS), "days": DASHBOARD_DAYS}
     )
+
+
+@login_required
+def request_detail(request: HttpRequest, request_id: str) -> HttpResponse:
+    """One request's money: what the tenant paid, what the provider costs us, the margin (staff only)."""
+    if not request.user.is_staff:
+        raise Http404("not found")
+    record = request_costs(request_id=request_id)
+    if record is None:
+        raise Http404("no such request")
+    return render(request, "frontend/ops/request.html", {"section": "ops", "r": record})
