@@ -71,3 +71,20 @@ def test_a_model_not_in_our_catalog_is_booked_reported_and_never_booked_twice(tm
     assert cost.amount_micros == 2_500_000  # owed once, however often the file is imported
     findings = [f for f in check_provider_invoices() if f.check == "invoice_line_unmatched"]
     assert [f.subject for f in findings] == [f"acme:{today}:mystery-model"]
+
+
+def test_an_invoice_counting_more_tokens_than_were_reported_reaches_the_router_as_token_overcount(tenant, redis_client):
+    from evaluation.services.snapshot import build_snapshot
+    from metering.ingest import usage_ingest
+    from tests.metering.conftest import make_event
+
+    event = make_event(tenant.pk)  # 2,000 input and 300 output tokens, offering 7
+    usage_ingest(events=[event])
+    day = dt.datetime.fromtimestamp(event.finished_at, tz=dt.UTC).date()
+    ProviderInvoiceLine.objects.create(provider="deepseek", day=day, model="deepseek-v4-flash", offering_id=7,
+                                       input_tokens=2_400, output_tokens=360, amount_micros=event.cost_micros,
+                                       imported_at=dt.datetime.now(dt.UTC))  # fmt: skip
+    stats = build_snapshot().stats["all"]["7"]
+    assert stats.flags == ("token_overcount",) and stats.overcount_factor == pytest.approx(1.2)
+    assert stats.billed_ratio is None  # the amount matches our computation: no over-billing
+    assert [f.check for f in check_provider_invoices()] == ["provider_invoice_tokens_over"]
