@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 import aiohttp
 
@@ -18,7 +19,10 @@ from routing.credentials import Credentials
 from routing.errors import GatewayError, UpstreamFailure
 from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
+from routing.failover.hedge import HedgedRace
+from routing.failover.hedging import Hedging, tracked
 from routing.failover.upstream import Opened, open_attempt
+from routing.limits.board import LimitBoard
 from routing.prepare import forward_body
 from routing.relay import relay_json, relay_stream
 
@@ -29,6 +33,7 @@ class Forwarder:
     def __init__(
         self, config: GatewayConfig, session: aiohttp.ClientSession, health: HealthBoard, credentials: Credentials,
         stats_for: Callable[[int], OfferingStats | None] = lambda _: None,
+        limits: LimitBoard | None = None, hedging: Hedging | None = None,
     ):  # fmt: skip
         self._config = config
         self._session = session
@@ -36,41 +41,62 @@ class Forwarder:
         self._health = health
         self._credentials = credentials
         self._stats_for = stats_for
+        self._limits = limits  # learned rate limits: every attempt's send, headers, 429 (routing.limits.board)
+        self._hedging = hedging
 
     async def run(self, call: Call, offerings: list[OfferingSnapshot], send: Send) -> None:
-        """Try offerings in order until one answers; raise the last failure as a GatewayError."""
+        """Try offerings in order until one answers (a late first byte may be hedged with the next,
+        routing.failover.hedge); raise the last failure as a GatewayError."""
         deadline = call.started_mono + self._config.deadline_s
-        failure: UpstreamFailure | None = None
-        for offering in offerings[: self._config.max_attempts]:
-            if time.monotonic() >= deadline:
-                break
-            tenant_url = call.record.byok_base_urls.get(offering.provider)
-            try:
-                opened = await self._attempt(call, offering, deadline, tenant_url)
-            except UpstreamFailure as exc:
-                failure = exc
-                if not exc.retryable:
-                    break
-                if tenant_url:  # the tenant's own endpoint failed: not a signal about the shared offering
-                    continue
-                if exc.kind == "pool_wait":  # our own per-host limit: says nothing about the provider
-                    self._health.not_reached(offering.offering_id)
-                    continue
-                self._health.failure(
-                    offering.offering_id,
-                    retry_after=exc.retry_after if exc.kind.startswith("http_") else None,
-                    throttled=exc.kind == "http_429",
-                )
-                continue
-            if not tenant_url:
-                self._health.success(offering.offering_id, opened.ttfb_ms)
-            await self._relay(call, offering, opened, send, deadline)
-            return
-        raise _final_error(failure)
+        race = HedgedRace(
+            partial(self._tracked, call, deadline), failed=partial(self._failed, call),
+            hedge_after=partial(self._hedge_after, call), may_hedge=partial(self._may_hedge, call), deadline=deadline,
+        )  # fmt: skip
+        outcome = await race.run(offerings[: self._config.max_attempts])
+        try:
+            for loser in outcome.losers:
+                self._health.not_reached(loser.offering_id)  # cut short by us: no signal about it
+            if outcome.offering is None or outcome.opened is None:
+                raise _final_error(outcome.failure)
+            if not call.record.byok_base_urls.get(outcome.offering.provider):
+                self._health.success(outcome.offering.offering_id, outcome.opened.ttfb_ms)
+            await self._relay(call, outcome.offering, outcome.opened, send, deadline)
+        finally:
+            if outcome.losers and self._hedging is not None:
+                await self._hedging.book(call, outcome.losers)
+
+    def _failed(self, call: Call, offering: OfferingSnapshot, exc: UpstreamFailure) -> bool:
+        """Book one attempt's failure; True when another offering may be tried."""
+        if not exc.retryable:
+            return False
+        if call.record.byok_base_urls.get(offering.provider):
+            return True  # the tenant's own endpoint failed: not a signal about the shared offering
+        if exc.kind == "pool_wait":  # our own per-host limit: says nothing about the provider
+            self._health.not_reached(offering.offering_id)
+            return True
+        self._health.failure(
+            offering.offering_id,
+            retry_after=exc.retry_after if exc.kind.startswith("http_") else None,
+            throttled=exc.kind == "http_429",
+        )
+        return True
+
+    def _tracked(self, call: Call, deadline: float, offering: OfferingSnapshot) -> Awaitable[Opened]:
+        tenant_url = call.record.byok_base_urls.get(offering.provider)
+        return tracked(self._limits, call, offering, self._attempt(call, offering, deadline, tenant_url))
+
+    def _hedge_after(self, call: Call, offering: OfferingSnapshot) -> float | None:
+        if self._hedging is None:
+            return None
+        live_ms = self._health.live(offering.offering_id).latency_ms
+        return self._hedging.after_s(call, self._stats_for(offering.offering_id), live_ms)
+
+    async def _may_hedge(self, call: Call) -> bool:
+        return self._hedging is not None and await self._hedging.may_hedge(call)
 
     async def _attempt(self, call: Call, offering: OfferingSnapshot, deadline: float, tenant_url: str | None) -> Opened:
         call.attempts += 1
-        if call.attempts > 1 and "+failover" not in call.route_reason:
+        if call.attempts > 1 and "+failover" not in call.route_reason and not call.route_reason.endswith("+hedge"):
             call.route_reason += "+failover"
         adapter = adapter_for(offering.dialect)
         api_key, _ = self._credentials.for_offering(call.record, offering)

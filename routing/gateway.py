@@ -7,14 +7,18 @@ import time
 
 import aiohttp
 
+from contracts.usage import UsageEvent
 from routing.capacity import FdCeiling, current_fd_limit, raise_fd_limit
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.failover.health import HealthBoard
+from routing.failover.hedging import Hedging
 from routing.failover.shared import LiveSync
 from routing.forwarding import Forwarder
 from routing.http_client import PoolStats, make_session, pool_stats
+from routing.limits.board import LimitBoard
 from routing.limits.scripts import ADMISSION, SETTLE
+from routing.limits.shared import LimitSync
 from routing.redis_pipe import PipelinedRedis
 from routing.router.affinity import AffinityStore
 from routing.router.strategy import DefaultScorer, Strategy
@@ -37,10 +41,13 @@ class Gateway:
             failures_to_open=config.breaker_failures, cooldown_s=config.breaker_cooldown_s, clock=time.time
         )
         self.live_sync = LiveSync(self.redis, self.health)
+        self.limits = LimitBoard()  # learned rate limits and load forecast per offering (limits.shared)
+        self.limit_sync = LimitSync(self.redis, self.limits)
         self.affinity = AffinityStore(self.redis)
         self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
         self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
         self.spool = UsageSpool(spool_folder(config.spool_dir, config.redis_url))
+        self.hedging = Hedging(self.redis, config.region, config.generation_ttl_s, self._spool_event)
         self._session: aiohttp.ClientSession | None = None
         self._forwarder: Forwarder | None = None
         self._replayer: asyncio.Task[None] | None = None
@@ -51,6 +58,9 @@ class Gateway:
         assert self._forwarder is not None, "gateway not started (ASGI lifespan)"
         return self._forwarder
 
+    def _spool_event(self, event: UsageEvent) -> None:
+        self.spool.append(event.to_json())
+
     def pool_stats(self) -> PoolStats:
         return pool_stats(self._session)
 
@@ -60,13 +70,18 @@ class Gateway:
         for script in (ADMISSION, SETTLE):
             await self.redis.execute("SCRIPT", "LOAD", script.source)
         self._session = make_session(self.config)
-        self._forwarder = Forwarder(self.config, self._session, self.health, self.credentials, self.catalog.stats_for)
+        self._forwarder = Forwarder(
+            self.config, self._session, self.health, self.credentials, self.catalog.stats_for,
+            limits=self.limits, hedging=self.hedging,
+        )  # fmt: skip
         await self.refresher.start()
         self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
         self.live_sync.start()
+        self.limit_sync.start()
 
     async def stop(self) -> None:
         await self.live_sync.stop()
+        await self.limit_sync.stop()
         if self._replayer is not None:
             self._replayer.cancel()
             await asyncio.gather(self._replayer, return_exceptions=True)

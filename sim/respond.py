@@ -22,7 +22,7 @@ from sim.faults import Fault
 from sim.fleet import Fleet, Offering, Provider
 from sim.perf import active_incidents, draw_timing
 from sim.prompt import Prompt
-from sim.streaming import Pacer, plain, stream
+from sim.streaming import CLIENT_GONE, Pacer, plain, stream
 from sim.transport import ConnectionDropped, drop
 from sim.usage import SimUsage
 
@@ -245,7 +245,10 @@ async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.Str
     headers = {**limits, dialect.request_id_header: request_id, "x-sim-billed-cost-micros": str(x.billed_cost_micros)}
     slow = offering.profile.drip_factor if fault and fault.kind == "slow_drip" else 1.0
     pacer = Pacer(fleet.clock, timing, draws, slow, arrived)
-    return await _respond(fleet, dialect, request, x, pacer, fault, headers)
+    response = await _respond(fleet, dialect, request, x, pacer, fault, headers)
+    if request.get(CLIENT_GONE):
+        entry["sim"]["client_gone"] = True  # left before the first byte; the stall was cut short
+    return response
 
 
 async def _respond(

@@ -11,6 +11,8 @@ no delay between them are coalesced into one write (one write per response at ze
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from sim.clock import SimClock
@@ -42,6 +44,29 @@ class Pacer:
         await self.clock.sleep_until(self.due)
 
 
+GONE_POLL_S = 0.02  # real seconds between looks for a caller that left during a stall
+CLIENT_GONE = web.RequestKey("client_gone", bool)  # set when the caller left during a stall
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def stall_unless_gone(request: web.Request, pacer: Pacer, sim_seconds: float) -> bool:
+    """Wait out a stall; True as soon as the caller has closed the connection meanwhile (a provider
+    stops working on a request whose client left)."""
+    waiter = asyncio.ensure_future(pacer.wait(sim_seconds))
+    try:
+        while not waiter.done():
+            if _gone(request):
+                return True
+            await asyncio.wait({waiter}, timeout=GONE_POLL_S)
+    finally:
+        waiter.cancel()
+    return False
+
+
 async def stream(
     request: web.Request, frames: Frames, tail: int, pacer: Pacer, fault: Fault | None, headers: dict[str, str]
 ) -> web.StreamResponse:
@@ -49,7 +74,9 @@ async def stream(
     response = web.StreamResponse(status=200, headers={**headers, **SSE_HEADERS})
     if kind == "stall_before_first_token":
         await response.prepare(request)
-        await pacer.wait(fault.stall_s if fault else 0.0)
+        if await stall_unless_gone(request, pacer, fault.stall_s if fault else 0.0):
+            request[CLIENT_GONE] = True  # logged with the request (GET /_sim/requests)
+            return response
     await pacer.wait(pacer.timing.ttft_s)
     if not response.prepared:
         await response.prepare(request)

@@ -144,11 +144,11 @@ def _plan(
     if auto:
         return plan_auto(
             state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, need=need,
-            prefs=prefs, mode=call.mode, affinity=affinity,
+            prefs=prefs, mode=call.mode, affinity=affinity, limits=gateway.limits,
         )  # fmt: skip
     return plan(
         state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, model=call.view.model,
-        need=need, prefs=prefs, mode=call.mode, affinity=affinity,
+        need=need, prefs=prefs, mode=call.mode, affinity=affinity, limits=gateway.limits,
     )  # fmt: skip
 
 

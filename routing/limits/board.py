@@ -29,6 +29,7 @@ WINDOW_S = 60  # providers' RPM/TPM windows; the prior's sliding window
 HORIZON_S = 15.0  # forecast window: far enough to leave before the cliff, near enough to be right
 DEMOTE_FROM = 0.7  # forecast ÷ what is left where demotion starts
 FULL_AT = 1.2  # ... and where it is full
+SAME_WINDOW_S = 2.0  # two answers whose refill instants are this close describe the same window
 LOAD_PENALTY = 3.0  # score units at full demotion (an error share of 1, or 3+ price doublings)
 
 
@@ -56,7 +57,7 @@ CLEAR = Assessment()
 class OfferingLoad:
     seq: int = 0  # requests sent by this process (plus others' as learned at each sync)
     tokens_sent: int = 0
-    in_flight: int = 0
+    flying: set[int] = field(default_factory=set)  # send numbers of our attempts awaiting their first byte
     second: int = 0  # the second ``count`` belongs to
     count: int = 0
     holt: Holt = field(default_factory=Holt)
@@ -108,7 +109,7 @@ class LimitBoard:
         load = self.get(offering_id)
         ticket = Ticket(offering_id, load.seq, load.tokens_sent)
         self.count(load, 1, tokens)
-        load.in_flight += 1
+        load.flying.add(ticket.seq)
         load.pending_requests += 1
         load.pending_tokens += tokens
         return ticket
@@ -128,21 +129,41 @@ class LimitBoard:
     def finished(self, ticket: Ticket, headers: LimitHeaders | None) -> None:
         """The attempt of ``ticket`` ended (answered, failed, cancelled) with these headers, if any."""
         load = self.get(ticket.offering_id)
-        load.in_flight = max(0, load.in_flight - 1)
+        load.flying.discard(ticket.seq)
         if headers is None or headers.empty or ticket.seq + 1 < load.seen_seq:
             return  # an older request's view: what we know already is newer
         now = self._clock()
+        reset_at = now + (headers.reset_s if headers.reset_s is not None else WINDOW_S)
+        # Sent before this one but still unanswered: they may reach the provider after it (another
+        # connection), so its figure may not count them yet. Counted as spent: the safe side.
+        older = sum(1 for seq in load.flying if seq < ticket.seq)
+        remaining = None if headers.remaining_requests is None else headers.remaining_requests - older
+        left_now = None if remaining is None else remaining - (load.seq - ticket.seq - 1)
+        if left_now is not None and self._same_window(load, now, reset_at):
+            known, _, _ = self._left_in_window(load)
+            if known is not None and known < left_now:  # within one window what is left only shrinks:
+                return  # a request answered before an older one may not count it (it arrived first)
         load.seen_at, load.seen_seq, load.seen_tokens = now, ticket.seq + 1, ticket.tokens_before
-        load.left_requests, load.left_tokens = headers.remaining_requests, headers.remaining_tokens
+        load.left_requests, load.left_tokens = remaining, headers.remaining_tokens
         load.limit_requests = headers.limit_requests or load.limit_requests
         load.limit_tokens = headers.limit_tokens or load.limit_tokens
-        load.reset_at = now + (headers.reset_s if headers.reset_s is not None else WINDOW_S)
+        load.reset_at = reset_at
         load.pending_seen = True
+
+    @staticmethod
+    def _same_window(load: OfferingLoad, now: float, reset_at: float) -> bool:
+        return bool(load.seen_at) and now < load.reset_at and reset_at < load.reset_at + SAME_WINDOW_S
+
+    @staticmethod
+    def _left_in_window(load: OfferingLoad) -> tuple[int | None, int | None, float]:
+        requests = None if load.left_requests is None else load.left_requests - (load.seq - load.seen_seq)
+        tokens = None if load.left_tokens is None else load.left_tokens - (load.tokens_sent - load.seen_tokens)
+        return requests, tokens, load.reset_at
 
     def throttled(self, ticket: Ticket, retry_after_s: float) -> None:
         """A 429: nothing left until ``Retry-After`` whatever the last headers said."""
         load = self.get(ticket.offering_id)
-        load.in_flight = max(0, load.in_flight - 1)
+        load.flying.discard(ticket.seq)
         now = self._clock()
         load.seen_at, load.seen_seq, load.seen_tokens = now, load.seq, load.tokens_sent
         load.left_requests, load.left_tokens = 0, None
@@ -172,9 +193,8 @@ class LimitBoard:
     ) -> tuple[float | None, float | None, float]:
         """(requests left, tokens left, seconds until they refill) — None where nothing limits."""
         if load.seen_at and now < load.reset_at:
-            requests = None if load.left_requests is None else load.left_requests - (load.seq - load.seen_seq)
-            tokens = None if load.left_tokens is None else load.left_tokens - (load.tokens_sent - load.seen_tokens)
-            return requests, tokens, load.reset_at - now
+            requests, tokens, reset_at = self._left_in_window(load)
+            return requests, tokens, reset_at - now
         since = load.reset_at if load.seen_at else now - WINDOW_S
         sent_requests, sent_tokens = _sent_since(load, since)
         rpm, tpm = load.limit_requests or offering.rpm, load.limit_tokens or offering.tpm

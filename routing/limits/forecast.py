@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 ALPHA = 0.3  # level: a burst shows within ~3 s
-BETA = 0.1  # trend: a ramp shows within ~10 s without chasing every spike
+BETA = 0.005  # trend: weak; a stronger one extrapolates noise over 15 s (bench/forecast_bench.py: β=0.1 was worse)
 MAX_GAP_S = 120  # seconds folded in one catch-up; beyond this the level has decayed to ~0 anyway
 
 

@@ -61,6 +61,7 @@ def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Re
     """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
     publish_catalog(redis_client, sim_catalog(sim.provider_url))
     gateway_server.gateway.health.reset()
+    gateway_server.gateway.limits.reset()  # learned limits: another test's lowered RPM is not this test's
     httpx.post(f"{sim.base_url}/_sim/reset")
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
     _wait_catalog(gateway_server)

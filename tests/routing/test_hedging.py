@@ -1,0 +1,100 @@
+"""Hedged first bytes through the real gateway and the simulated fleet: a provider stalling before
+its first byte is hedged after its p95 TTFT, the second candidate answers well before the first-byte
+deadline, the stalled request is cancelled upstream and booked as provider cost only, and the
+tenant's hedge budget stops hedging when spent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+import requests
+
+from contracts import redis_keys as rk
+from contracts.snapshot import OfferingStats, StatsSnapshot
+from routing.app import make_gateway_app
+from routing.failover.deadline import FLOOR_S
+from routing.failover.hedge_loser import LOSER_SUFFIX
+from sim.server import SimHandle
+from tests.catalogs import sim_catalog
+from tests.routing import harness
+from tests.routing.conftest import add_fault, sim_requests
+from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog
+from tests.waiting import wait_until
+
+ORDER = {"provider": {"order": ["openai", "openrouter"]}}
+STALL_SIM_S = 20_000  # x the fleet's time scale (0.005): 100 s real, far past any deadline here
+P90_MS = 300.0  # published for openai: p95 ≈ 375 ms is the hedge delay; the first-byte deadline is the 2 s floor
+
+
+@pytest.fixture
+def hedging_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[ServerThread]:
+    """Production timeouts (60 s first token), so only the hedge or the derived deadline can be quick."""
+    publish_catalog(redis_client, sim_catalog(sim.provider_url))
+    requests.post(f"{sim.base_url}/_sim/reset", timeout=5)
+    requests.delete(f"{sim.base_url}/_sim/faults", timeout=5)
+    server = ServerThread(make_gateway_app(harness.test_config(first_token_timeout_s=60.0, deadline_s=120.0)))
+    wait_until(lambda: server.gateway.catalog.by_model, timeout=5, message="catalog")
+    _publish_ttft(server, redis_client)
+    yield server
+    server.stop()
+
+
+def _publish_ttft(server: ServerThread, client: redis.Redis) -> None:
+    offerings = [o for o in server.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
+    stats = {str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=P90_MS / 2, ttft_p90_ms=P90_MS)
+             for o in offerings}  # fmt: skip
+    stamp = time.time()
+    client.set(rk.STATS_SNAPSHOT, StatsSnapshot(1, stamp, "1h", {"all": stats}).to_json())
+    client.incr(rk.STATS_VERSION)
+    client.publish(rk.SNAPSHOT_CHANNEL, "stats")
+    catalog = server.gateway.catalog
+    wait_until(lambda: catalog.stats is not None and catalog.stats.generated_at == stamp, timeout=5, message="stats")
+
+
+def _ask(server: ServerThread, tenant: Tenant) -> tuple[requests.Response, float]:
+    body: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": True,
+            **ORDER}  # fmt: skip
+    started = time.monotonic()
+    answer = requests.post(f"{server.base_url}/v1/chat/completions", json=body, timeout=90,
+                           headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+    return answer, time.monotonic() - started
+
+
+def test_a_stalled_offering_is_hedged_the_second_answers_and_the_loser_is_cancelled_and_booked(
+    hedging_gateway, sim, redis_client
+):
+    tenant = make_tenant(redis_client)
+    add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
+    answer, took = _ask(hedging_gateway, tenant)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-tokenway-provider"] == "openrouter"
+    assert "+hedge" in answer.headers["x-tokenway-route"]
+    assert 0.3 < took < FLOOR_S / 2, took  # after the p95 (375 ms), well before the 2 s deadline
+    assert answer.text.rstrip().endswith("data: [DONE]")
+    # The stalled request was cancelled upstream: the fleet saw its caller leave during the stall.
+    wait_until(lambda: (sim_requests(sim, "openai")[0].get("sim") or {}).get("client_gone"), timeout=5,
+               message="the stalled provider saw the hedged-away request's connection close")  # fmt: skip
+    events = {e["request_id"]: e for e in tenant.wait_events(2)}
+    [call] = [e for e in events.values() if not e["request_id"].endswith(LOSER_SUFFIX)]
+    loser = events[call["request_id"] + LOSER_SUFFIX]
+    assert call["provider"] == "openrouter" and call["status"] == "ok" and call["charge_micros"] > 0
+    assert loser["provider"] == "openai" and loser["end_state"] == "hedge_cancelled"
+    assert loser["charge_micros"] == 0 and loser["cost_micros"] > 0 and loser["hold_id"] is None
+    assert hedging_gateway.gateway.hedging.counts == {"late": 1, "hedged": 1, "cancelled": 1}
+
+
+def test_the_hedge_budget_stops_hedging_when_spent(hedging_gateway, sim, redis_client):
+    tenant = make_tenant(redis_client)
+    add_fault(sim, provider="openai", kind="stall_before_first_token", count=2, stall_s=STALL_SIM_S)
+    first, quick = _ask(hedging_gateway, tenant)
+    second, slow = _ask(hedging_gateway, tenant)  # 2 requests this minute: 0.05 x 2 + 1 allows one hedge
+    assert first.status_code == second.status_code == 200
+    assert quick < FLOOR_S / 2 <= FLOOR_S <= slow, (quick, slow)  # the second waited for the deadline
+    assert "+hedge" not in second.headers["x-tokenway-route"]
+    assert second.headers["x-tokenway-provider"] == "openrouter"  # plain failover after the deadline
+    assert hedging_gateway.gateway.hedging.counts == {"late": 2, "hedged": 1, "cancelled": 1}
+    assert int(redis_client.get(rk.hedge_window(tenant.record.tenant_id, int(time.time() // 60))) or 0) <= 1
