@@ -44,6 +44,11 @@ def texts() -> dict[str, str]:
         "ci_low": _("95% interval (low)"),
         # xgettext:no-python-format
         "ci_band": _("95% interval"),
+        "bad_temperature": _("Temperature must be a number from 0 to 2."),
+        "bad_max_tokens": _("Max output tokens must be a whole number of at least 1."),
+        "cost_pending": _("Tokens and cost: waiting for the billed record…"),
+        "cost_later": _("Tokens and cost will appear in the request log."),
+        "message_facts": _("%(input)s tokens in · %(output)s out · charged %(cost)s"),
         "metric_ttft": _("TTFT"),
         "metric_tps": _("Output tok/s"),
         "metric_availability": _("Availability"),

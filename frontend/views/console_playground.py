@@ -12,7 +12,7 @@ from apikeys.services import api_key_issue
 from catalog.selectors import model_choices
 from frontend.views.console_base import render_console, tenant_page
 from tenants.permissions import Action, can
-from tenants.selectors import Membership
+from tenants.selectors import Membership, RouteMode
 from tokenway.api_errors import ApiError
 
 PLAYGROUND_KEY_TTL = timedelta(days=1)  # a throw-away key: enough for a session of experiments
@@ -20,8 +20,10 @@ PLAYGROUND_KEY_TTL = timedelta(days=1)  # a throw-away key: enough for a session
 
 @tenant_page
 def playground(request: HttpRequest, membership: Membership) -> HttpResponse:
-    models = model_choices()
-    return render_console(request, membership, "frontend/console/playground.html", "playground", models=models)
+    return render_console(
+        request, membership, "frontend/console/playground.html", "playground",
+        models=model_choices(), route_modes=RouteMode.choices,
+    )  # fmt: skip
 
 
 @require_POST

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from apikeys.selectors import tenant_keys
 from contracts.usage import USAGE_STATUSES
 from frontend.data import metering
+from frontend.templatetags.tw import money_exact
 from frontend.views.console_base import deny, render_console, tenant_page
 from tenants.permissions import Action
 from tenants.selectors import Membership
@@ -52,6 +55,8 @@ def request_detail(request: HttpRequest, membership: Membership, request_id: str
     if denied := deny(request, membership, Action.USAGE_VIEW):
         return denied
     record = metering.request_get(tenant_id=membership.tenant_id, request_id=request_id)
+    if request.GET.get("format") == "json":  # the playground's per-message tokens and cost (polled until billed)
+        return JsonResponse(_facts(record) if record else {"found": False})
     if record is None:
         raise Http404("no such request")
     key = tenant_keys(membership=membership).filter(pk=record["key_id"]).first()
@@ -61,6 +66,22 @@ def request_detail(request: HttpRequest, membership: Membership, request_id: str
     return render_console(
         request, membership, "frontend/console/request_detail.html", "requests", r=record, key=key, raw=raw.decode()
     )
+
+
+def _facts(record: dict[str, Any]) -> dict[str, Any]:
+    """What the tenant sees of one request: tokens and the charge (never the provider's cost)."""
+    tokens = record.get("tokens") or {}
+    return {
+        "found": True,
+        "id": record["id"],
+        "status": record.get("status"),
+        "tokens_in": record.get("tokens_in"),
+        "output": tokens.get("output"),
+        "reasoning": tokens.get("reasoning"),
+        "cache_read": tokens.get("cache_read"),
+        "charge_micros": record.get("charge_micros"),
+        "charge": money_exact(record.get("charge_micros")),
+    }
 
 
 @tenant_page
