@@ -27,7 +27,7 @@ staticfiles/staticfiles.json: $(STAMP) frontend/static/vendor/chart.umd.js.map $
 # PORT, SIM_PORT, TOKENWAY_DATA_DIR (default .data), STRIPE_PORT, STRIPE_METER_PORT from the environment
 # or the command line (`make run PORT=8001`). Ctrl-C / SIGTERM stops every process in order.
 run: install
-	@$(PY) -m tokenway.devstack run -- $(PY) -m tokenway.runall
+	@$(PY) -m devtools.devstack run -- $(PY) -m devtools.runall
 
 # A management command against the running stack: make manage ARGS="create_api_key --tenant demo --name ci"
 manage: install
@@ -37,7 +37,7 @@ manage: install
 # The floor is measured on the whole suite: a run of part of it (.ci/run's second pass) sets COVERAGE= to skip it.
 COVERAGE ?= --cov --cov-report=term
 test: install
-	@$(PY) -m tokenway.devstack test -- $(PY) -m pytest $(COVERAGE) $(PYTEST_ARGS)
+	@$(PY) -m devtools.devstack test -- $(PY) -m pytest $(COVERAGE) $(PYTEST_ARGS)
 
 lint: install
 	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
@@ -48,7 +48,7 @@ typecheck: install
 	@$(VENV)/bin/mypy .
 
 bench: install
-	@$(PY) -m tokenway.devstack test -- $(PY) -m bench.run_all
+	@$(PY) -m devtools.devstack test -- $(PY) -m bench.run_all
 
 lock:
 	@$(VENV)/bin/uv pip compile -q --generate-hashes --python-version 3.11 requirements/base.in -o requirements/base.lock

@@ -7,7 +7,7 @@
    run as separate processes; for every request we measure request end ->
    ledger row committed, and request end -> accepted by the meter emulator.
 
-Reproduce: make bench   (or: python -m tokenway.devstack test -- python -m bench.billing_bench --duration 60)
+Reproduce: make bench   (or: python -m devtools.devstack test -- python -m bench.billing_bench --duration 60)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tokenway.ports import free_port as _free_port
+from devtools.ports import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     port = _free_port()
-    emulator = subprocess.Popen([sys.executable, "-m", "metering.stripe_emulator", "--port", str(port)], cwd=ROOT)
+    emulator = subprocess.Popen([sys.executable, "-m", "fakes.stripe_meter", "--port", str(port)], cwd=ROOT)
     try:
         _wait_port(port)
         base = f"http://127.0.0.1:{port}"
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<48}{_pct(values, 50):>10.0f}{_pct(values, 99):>10.0f}{max(values or [0]):>10.0f}")
     print(f"{'ingestion, one consumer process (events/s)':<48}{ingest_rate:>10.0f}")
     print(f"{'requests ingested / accepted by meter':<48}{len(latency['ledger']):>10}{len(latency['meter']):>10}")
-    print("reproduce: python -m tokenway.devstack test -- python -m bench.billing_bench "
+    print("reproduce: python -m devtools.devstack test -- python -m bench.billing_bench "
           f"--duration {args.duration:.0f} --rate {args.rate}")  # fmt: skip
     return 0 if len(latency["ledger"]) == latency["sent"] == len(latency["meter"]) else 1
 

@@ -1,6 +1,6 @@
 """Evaluation fidelity and scale against the simulated fleet.
 
-    PYTHONPATH=.:platform .venv/bin/python -m tokenway.devstack test -- .venv/bin/python -m bench.eval_bench
+    PYTHONPATH=.:platform .venv/bin/python -m devtools.devstack test -- .venv/bin/python -m bench.eval_bench
     PYTHONPATH=.:platform .venv/bin/python -m bench.eval_bench --only scale     # one section (~3.5 min for all)
 
 Sections: fidelity (measured vs configured TTFT and tokens/s, and vs the fleet's own
@@ -35,6 +35,7 @@ django.setup()
 import psutil  # noqa: E402
 
 from contracts.tokens import count_text_tokens  # noqa: E402
+from devtools.ports import free_port as _free_port  # noqa: E402
 from evaluation.changepoints import Baseline, detect  # noqa: E402
 from evaluation.corpus import new_seed, story_prompt  # noqa: E402
 from evaluation.metrics import DetailRow, compute  # noqa: E402
@@ -46,7 +47,6 @@ from evaluation.stats.quantiles import mad, median  # noqa: E402
 from evaluation.wire.base import ChatRequest  # noqa: E402
 from sim.server import start_in_thread  # noqa: E402
 from tests.catalogs import sim_offerings  # noqa: E402
-from tokenway.ports import free_port as _free_port  # noqa: E402
 
 # real = sim x 0.5: a 1k-input TTFT is >= 180 ms real and a stream >= 200 ms, so the fleet's
 # ~1 ms timer granularity (uvloop) and loopback/event-loop overhead stay well under 1%.

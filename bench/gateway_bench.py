@@ -7,7 +7,7 @@ number of seconds, every probe a fixed number of requests. Peers that cannot be
 installed or started are reported as "not available" with the reason.
 
     make bench                                   # all benchmarks (needs REDIS_URL: devstack)
-    .venv/bin/python -m tokenway.devstack test -- .venv/bin/python -m bench.gateway_bench [--seconds 5] [--only tokenway,direct]
+    .venv/bin/python -m devtools.devstack test -- .venv/bin/python -m bench.gateway_bench [--seconds 5] [--only tokenway,direct]
 
 Peers are installed under bench/.tools/ (git-ignored) on first use, by this script:
     python3.11 -m venv bench/.tools/litellm-venv && bench/.tools/litellm-venv/bin/pip install 'litellm[proxy]==1.108.7'
@@ -29,7 +29,7 @@ from pathlib import Path
 from bench.gateway_load import Target, measure, pinned, process, wait_port
 from bench.gateway_peers import ensure_wrk, start_target
 from bench.gateway_upstreams import GATEWAY_CORE, LOAD_CORE, MOCK_JS, TOOLS
-from tokenway.ports import free_port
+from devtools.ports import free_port
 
 # --- report -------------------------------------------------------------------------------------
 
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nGateway overhead ({cores}; {args.seconds:.0f}s per step; wrk; Node mock upstream)\n")
     print(table(targets))
     print(
-        "\nreproduce: make bench   or   .venv/bin/python -m tokenway.devstack test -- .venv/bin/python -m bench.gateway_bench"
+        "\nreproduce: make bench   or   .venv/bin/python -m devtools.devstack test -- .venv/bin/python -m bench.gateway_bench"
     )
     (TOOLS).mkdir(parents=True, exist_ok=True)
     (TOOLS / "gateway_bench_results.json").write_text(json.dumps([t.__dict__ for t in targets], indent=1))

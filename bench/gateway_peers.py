@@ -16,7 +16,7 @@ import psutil
 
 from bench.gateway_load import Target, pinned, process, wait_port
 from bench.gateway_upstreams import GATEWAY_CORE, LOAD_CORE, MODEL, ROOT, TOOLS
-from tokenway.ports import free_port
+from devtools.ports import free_port
 
 # --- targets ----------------------------------------------------------------------------------
 

@@ -1,15 +1,15 @@
 """Stripe-side services: a Customer per tenant, top-ups by PaymentIntent.
 
 Postpaid tenants are billed through ONE path: Stripe Billing, from the meter events the ledger writes
-(``metering.meter_push``). There is deliberately no invoice of our own here, so the same usage can never
+(``metering.stripe.meter_push``). There is deliberately no invoice of our own here, so the same usage can never
 be billed twice (docs/billing.md, "Postpaid: one billing path").
 """
 
 from __future__ import annotations
 
-from metering import stripe_client
 from metering.models import TopUp
 from metering.money import CENTS_TO_MICROS
+from metering.stripe.client import checkout_session_create, customer_create, payment_intent_create
 from tenants.models import Tenant
 
 MIN_TOPUP_MICROS = 1_000_000  # $1: below Stripe's minimum charge once fees are counted
@@ -25,7 +25,7 @@ def customer_ensure(*, tenant: Tenant) -> str:
     """The tenant's Stripe customer id, created once (the idempotency key makes a retry return the same one)."""
     if tenant.stripe_customer_id:
         return tenant.stripe_customer_id
-    customer_id = stripe_client.customer_create(tenant_id=tenant.pk, name=tenant.name)
+    customer_id = customer_create(tenant_id=tenant.pk, name=tenant.name)
     # Race: two workers may create at once; both get the same customer (same idempotency key).
     Tenant.objects.filter(pk=tenant.pk, stripe_customer_id="").update(stripe_customer_id=customer_id)
     tenant.refresh_from_db(fields=["stripe_customer_id"])
@@ -37,7 +37,7 @@ def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | Non
     _amount_check(amount_micros)
     customer = customer_ensure(tenant=tenant)
     topup = TopUp.objects.create(tenant=tenant, amount_micros=amount_micros)
-    intent = stripe_client.payment_intent_create(
+    intent = payment_intent_create(
         customer_id=customer,
         amount_cents=amount_micros // CENTS_TO_MICROS,
         topup_id=topup.pk,
@@ -58,7 +58,7 @@ def topup_checkout_start(*, tenant: Tenant, amount_micros: int, success_url: str
     _amount_check(amount_micros)
     customer = customer_ensure(tenant=tenant)
     topup = TopUp.objects.create(tenant=tenant, amount_micros=amount_micros)
-    url = stripe_client.checkout_session_create(
+    url = checkout_session_create(
         customer_id=customer,
         amount_cents=amount_micros // CENTS_TO_MICROS,
         topup_id=topup.pk,

@@ -19,7 +19,6 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from contracts.redis_keys import HOLD_EXPIRIES, PREFIX
-from metering import stripe_client
 from metering.models import (
     AccountKind,
     Journal,
@@ -33,7 +32,8 @@ from metering.models import (
 )
 from metering.provider_truth import DRIFT_SHARE, invoice_matches, reported_cost_drift
 from metering.services import tenant_available_correct, tenant_available_ensure
-from metering.stripe_lifecycle import reversal_missing_keys
+from metering.stripe.client import meter_accepted_totals
+from metering.stripe.lifecycle import reversal_missing_keys
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -126,7 +126,7 @@ def check_credits_have_payments() -> list[Finding]:
 
 
 def check_reversals_applied() -> list[Finding]:
-    """Each refund and dispute Stripe reported moved the money its last status says (metering.stripe_lifecycle)."""
+    """Each refund and dispute Stripe reported moved the money its last status says (metering.stripe.lifecycle)."""
     journals = set(
         Journal.objects.filter(key__regex=r"^(refund|dispute):").values_list("key", flat=True)
     )  # refund and dispute journals are few: one or two per reversal
@@ -180,7 +180,7 @@ def check_meter_totals(*, since: datetime | None = None, until: datetime | None 
         Finding("meter_expired", "error", row.identifier, {"value": row.value})
         for row in MeterEvent.objects.filter(status=MeterStatus.EXPIRED, timestamp__gte=since)[:100]
     ]
-    theirs = stripe_client.meter_accepted_totals(since=since, until=until)
+    theirs = meter_accepted_totals(since=since, until=until)
     if theirs is None:
         return findings
     for customer in set(ours) | set(theirs):

@@ -10,8 +10,9 @@ import time
 
 from celery import Task, shared_task
 
-from metering import billing, consumer, holds, meter_push, reconcile
-from metering.stripe_client import StripeError
+from metering import billing, consumer, holds, reconcile
+from metering.stripe import meter_push
+from metering.stripe.client import StripeError
 from tenants.models import Tenant
 from tokenway.redis_client import get_redis
 

@@ -22,7 +22,7 @@ from contracts.usage import USAGE_STATUSES
 from metering import selectors
 from metering.api_docs import CurrentKeySummaryOut, GenerationOut, GenerationsOut, UsageOut, WebhookOut
 from metering.cursors import MAX_CURSOR_CHARS, BadCursor, cursor_decode
-from metering.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
+from metering.stripe.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
 from tenants.api_base import StrictSerializer, TenantScopedView
 from tenants.permissions import Action
 from tokenway.api_errors import ApiError

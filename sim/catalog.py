@@ -9,7 +9,7 @@ from typing import Any
 from contracts.catalog_file import CatalogSpec, effective_offering, parse_catalog
 from contracts.usage import Prices
 
-DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "demo.yaml"
+DEFAULT_CATALOG = Path(__file__).resolve().parent.parent / "demo" / "catalog.yaml"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""The one test catalog: the simulated fleet's catalog file (catalog/demo.yaml) as the platform publishes it.
+"""The one test catalog: the simulated fleet's catalog file (demo/catalog.yaml) as the platform publishes it.
 
 ``sim_catalog`` is the snapshot the gateway and the probes read, pointed at a running fleet (tests and
 bench); ``apply_catalog_file`` loads a catalog file into the database the way ``load_catalog`` does.

@@ -23,22 +23,31 @@ def test_the_tree_keeps_every_layer_contract():
     assert "0 broken" in result.stdout
 
 
-def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_breaks_the_build(tmp_path):
+def _empty_packages(tmp_path: Path) -> None:
+    """Every root package of the contracts, empty, with this tree's pyproject.toml."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     for package in config["root_packages"]:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.ws_urls\n")  # the one allowed import
+    (tmp_path / "frontend" / "ws_urls.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+
+
+def _broken(stdout: str) -> int:
+    return int(stdout.rsplit("kept, ", 1)[1].split(" broken", 1)[0])
+
+
+def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_breaks_the_build(tmp_path):
+    _empty_packages(tmp_path)
     (tmp_path / "routing" / "handler.py").write_text("import django.db\nfrom metering import models\n")
     (tmp_path / "metering" / "models.py").write_text("")
     (tmp_path / "metering" / "views.py").write_text("import frontend\n")
-    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.ws_urls\n")  # the one allowed import
-    (tmp_path / "frontend" / "ws_urls.py").write_text("")
     (tmp_path / "metering" / "selectors.py").write_text("")
     (tmp_path / "tenants" / "services.py").write_text("")
     (tmp_path / "frontend" / "views.py").write_text(
         "from metering import models\nfrom metering import selectors\nfrom tenants import services\n"
     )
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
     result = _lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
     assert "routing.handler -> django (l.1)" in result.stdout
@@ -47,4 +56,19 @@ def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_brea
     assert "frontend.views -> metering.models (l.1)" in result.stdout
     assert "frontend.views -> metering.selectors" not in result.stdout  # selectors and services are the way in
     assert "frontend.views -> tenants.services" not in result.stdout
-    assert "Contracts: 2 kept, 3 broken." in result.stdout
+    assert _broken(result.stdout) == 3
+
+
+def test_product_code_importing_the_dev_tooling_or_a_fake_breaks_the_build(tmp_path):
+    _empty_packages(tmp_path)
+    (tmp_path / "devtools" / "ports.py").write_text("")
+    (tmp_path / "fakes" / "stripe_meter.py").write_text("")
+    (tmp_path / "tokenway" / "settings.py").write_text("from devtools import ports\n")
+    (tmp_path / "metering" / "billing.py").write_text("import fakes.stripe_meter\n")
+    (tmp_path / "devtools" / "runall.py").write_text("import tokenway.settings\nimport fakes.stripe_meter\n")  # allowed
+    result = _lint(tmp_path, str(tmp_path))
+    assert result.returncode == 1
+    assert "tokenway.settings -> devtools.ports (l.1)" in result.stdout
+    assert "metering.billing -> fakes.stripe_meter (l.1)" in result.stdout
+    assert "devtools.runall ->" not in result.stdout
+    assert _broken(result.stdout) == 1

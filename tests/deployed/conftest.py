@@ -23,7 +23,7 @@ import psutil
 import pytest
 import requests
 
-from tokenway.ports import free_port
+from devtools.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BANNER = "Tokenway is running"

@@ -14,8 +14,8 @@ from contextlib import contextmanager, suppress
 import pytest
 import requests
 
+from devtools.ports import free_port, wait_for_port
 from tests.deployed.conftest import ROOT, curl_from_banner
-from tokenway.ports import free_port, wait_for_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 README = (ROOT / "README.md").read_text()
@@ -69,7 +69,7 @@ def test_readme_management_command_runs_as_written(stack, command):
 
 def test_devstack_exec_runs_a_command_against_the_running_stack(stack):
     code = "import os; print(os.environ['DATABASE_URL']); print(os.environ['REDIS_URL'])"
-    result = subprocess.run([sys.executable, "-m", "tokenway.devstack", "exec", "--", sys.executable, "-c", code],
+    result = subprocess.run([sys.executable, "-m", "devtools.devstack", "exec", "--", sys.executable, "-c", code],
                             cwd=ROOT, env={**stack.env, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"},
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -16,8 +16,8 @@ import requests
 
 from contracts.pricing import charge_micros
 from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
-from tokenway.ports import free_port
-from tokenway.ports import wait_for_port as wait_port
+from devtools.ports import free_port
+from devtools.ports import wait_for_port as wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = Prices(input=2_000_000, output=8_000_000, cache_read=500_000, cache_write_5m=2_500_000, version=3)
@@ -76,12 +76,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture
 def meter_emulator(settings) -> Iterator[str]:
     port = free_port()
-    process = spawn([sys.executable, "-m", "metering.stripe_emulator", "--port", str(port)])
+    process = spawn([sys.executable, "-m", "fakes.stripe_meter", "--port", str(port)])
     wait_port(port)
     base = f"http://127.0.0.1:{port}"
     settings.STRIPE_METER_API_BASE = base
     settings.STRIPE_API_KEY = "sk_test_metering"
-    from metering.stripe_client import clients_reset
+    from metering.stripe.client import clients_reset
 
     clients_reset()
     yield base
@@ -92,12 +92,12 @@ def meter_emulator(settings) -> Iterator[str]:
 @pytest.fixture
 def localstripe(settings) -> Iterator[str]:
     port = free_port()
-    process = spawn([sys.executable, "-m", "metering.localstripe_server", "--port", str(port), "--from-scratch"])
+    process = spawn([sys.executable, "-m", "fakes.localstripe_server", "--port", str(port), "--from-scratch"])
     wait_port(port)
     base = f"http://127.0.0.1:{port}"
     settings.STRIPE_API_BASE = base
     settings.STRIPE_API_KEY = "sk_test_metering"
-    from metering.stripe_client import clients_reset
+    from metering.stripe.client import clients_reset
 
     clients_reset()
     yield base

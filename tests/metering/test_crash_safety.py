@@ -31,7 +31,7 @@ class DurableRedis:
     """A redis-server with fsync on every write, restartable on the same port and data folder."""
 
     def __init__(self, folder: Path) -> None:
-        from tokenway.devstack import _redis_binary
+        from devtools.devstack import _redis_binary
 
         self.port, self.folder, self.binary = free_port(), folder, _redis_binary()
         self.process: subprocess.Popen[bytes] | None = None

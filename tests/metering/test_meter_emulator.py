@@ -10,10 +10,10 @@ import requests
 import stripe
 
 from metering.ingest import usage_ingest
-from metering.meter_push import meter_events_push
 from metering.models import MeterEvent, MeterStatus
 from metering.reconcile import check_meter_totals
-from metering.stripe_client import MeterEventOut, meter_client, meter_events_send
+from metering.stripe.client import MeterEventOut, meter_client, meter_events_send
+from metering.stripe.meter_push import meter_events_push
 from tests.metering.conftest import emulator_totals, make_event
 
 

@@ -55,9 +55,10 @@ def test_the_billing_api_switch_is_published_by_the_service(tenant, redis_client
 
 def test_postpaid_usage_is_billed_through_the_stripe_meter_only(tenant, redis_client):
     """ONE path: Stripe Billing from meter events. No invoice of our own can bill the same usage again."""
-    from metering import billing, schedule, stripe_client, tasks
+    from metering import billing, schedule, tasks
     from metering.ingest import usage_ingest
     from metering.models import MeterEvent
+    from metering.stripe import client as stripe_client
     from tests.metering.conftest import make_event
 
     tenant_update(tenant=tenant, billing_mode="postpaid", credit_limit_micros=1_000_000)

@@ -72,7 +72,7 @@ def gateway_thread(fleet: SimHandle) -> Iterator[ServerThread]:
 @pytest.fixture
 def gateway(gateway_thread: ServerThread, fleet: SimHandle, redis_client: redis.Redis) -> ServerThread:
     """The demo catalog in the database (offering ids as the platform has them), published to the gateway."""
-    apply_catalog_file(ROOT / "catalog" / "demo.yaml", sim_base_url=fleet.base_url)
+    apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=fleet.base_url)
     version = publish_catalog()
     wait_until(lambda: gateway_thread.gateway.catalog.catalog and gateway_thread.gateway.catalog.catalog.version
                == version, timeout=5, message="the gateway sees the catalog")  # fmt: skip

@@ -19,7 +19,7 @@ from django.urls import reverse
 from metering.ledger import tenant_account_balance
 from metering.models import TopUp, TopUpStatus
 from metering.services import tenant_available_ensure
-from metering.stripe_client import clients_reset
+from metering.stripe.client import clients_reset
 from tests.metering.stripe_signing import SECRET, deliver
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -13,7 +13,7 @@ from metering.ledger import tenant_account_balance
 from metering.models import AccountKind, Balance, Journal, PaymentReversal, StripeEvent, TopUp
 from metering.reconcile import check_credits_have_payments, check_journals_balance, check_reversals_applied
 from metering.services import tenant_available_ensure
-from metering.stripe_client import stripe_client
+from metering.stripe.client import stripe_client
 from tests.metering.conftest import make_event
 from tests.metering.stripe_signing import SECRET, deliver
 
@@ -188,7 +188,7 @@ def test_a_refund_of_an_unknown_payment_is_kept_and_reported_not_lost(client, te
 
 def test_top_ups_work_with_a_live_mode_key(tenant, redis_client, localstripe, settings):
     settings.STRIPE_API_KEY = "sk_live_metering"
-    from metering.stripe_client import clients_reset
+    from metering.stripe.client import clients_reset
 
     clients_reset()
     method = stripe_client().v1.payment_methods.create(params={"type": "card", "card": CARD})

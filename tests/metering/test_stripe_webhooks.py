@@ -16,7 +16,7 @@ from metering.checks import stripe_webhook_secret_check
 from metering.models import Journal, StripeEvent, TopUp, TopUpStatus
 from metering.selectors import tenant_invoices
 from metering.services import tenant_spendable_micros
-from metering.stripe_client import stripe_client
+from metering.stripe.client import stripe_client
 from tests.waiting import wait_until
 
 SECRET = "whsec_test_metering"

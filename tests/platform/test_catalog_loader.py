@@ -107,10 +107,10 @@ def test_invalid_file_changes_nothing(tmp_path):
     assert Provider.objects.count() == Model.objects.count() == 0
 
 
-DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo.yaml"
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "catalog.yaml"
 
 
-@pytest.mark.skipif(not DEMO.exists(), reason="catalog/demo.yaml not written yet")
+@pytest.mark.skipif(not DEMO.exists(), reason="demo/catalog.yaml not written yet")
 @pytest.mark.django_db(transaction=True)
 def test_demo_catalog_loads_twice_without_changes(redis_client):
     assert "added" in _load(DEMO)

@@ -23,7 +23,7 @@ def test_stdlib_platform_module_is_not_shadowed():
 def test_healthz_is_503_when_the_database_is_unreachable(client, redis_client):
     from django.db import connection
 
-    from tokenway.devstack import free_port
+    from devtools.devstack import free_port
 
     original = dict(connection.settings_dict)
     connection.close()

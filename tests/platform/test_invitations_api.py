@@ -10,12 +10,12 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
+from devtools.ports import free_port
 from tenants.invitations import invitation_create
 from tenants.models import Invitation, Membership
 from tenants.selectors import invitation_by_token
 from tests.factories import UserFactory
 from tests.platform.url_walk import snapshot_rows
-from tokenway.ports import free_port
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/tenants/acme/invitations/"

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
+from devtools.supervisor import Child, Supervisor
 from tests.waiting import wait_until
 from tokenway.env import read_stack_env
-from tokenway.supervisor import Child, Supervisor
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "raise SystemExit(3)"]
@@ -67,7 +67,7 @@ def test_stack_env_is_read_and_absent_means_empty(tmp_path):
 
 @pytest.mark.parametrize("content", ["", "1\n", f"{1}\n/elsewhere\n"])
 def test_a_postmaster_pid_of_no_live_postgres_is_dropped(tmp_path, content):
-    from tokenway.devstack import _forget_stale_postmaster
+    from devtools.devstack import _forget_stale_postmaster
 
     (tmp_path / "postmaster.pid").write_text(content)  # pid 1 is init, not our postgres
     _forget_stale_postmaster(tmp_path)

@@ -17,8 +17,8 @@ from contracts.apikey_format import generate_key, hash_key
 from contracts.env import DEV_PEPPER
 from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
+from devtools.ports import free_port
 from routing.config import GatewayConfig
-from tokenway.ports import free_port
 
 
 class ServerThread:

@@ -7,8 +7,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tokenway.devstack import _redis_binary
-from tokenway.ports import free_port, wait_for_port
+from devtools.devstack import _redis_binary
+from devtools.ports import free_port, wait_for_port
 
 
 class OwnRedis:

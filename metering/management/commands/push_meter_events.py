@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from metering.meter_push import meter_events_push
+from metering.stripe.meter_push import meter_events_push
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from tokenway.ports import free_port as _free_port
+from devtools.ports import free_port as _free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -155,7 +155,7 @@ def localstripe_url(live_url) -> Iterator[str]:
 
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "metering.localstripe_server", "--port", str(port), "--from-scratch"],
+        [sys.executable, "-m", "fakes.localstripe_server", "--port", str(port), "--from-scratch"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -181,7 +181,7 @@ def localstripe_url(live_url) -> Iterator[str]:
 @pytest.fixture
 def stripe_offline(localstripe_url, settings) -> Iterator[str]:
     """Point metering's Stripe client at localstripe (test key) for this test."""
-    from metering.stripe_client import clients_reset
+    from metering.stripe.client import clients_reset
 
     settings.STRIPE_API_BASE = localstripe_url
     settings.STRIPE_API_KEY = "sk_test_frontend"
@@ -193,12 +193,12 @@ def stripe_offline(localstripe_url, settings) -> Iterator[str]:
 
 @pytest.fixture
 def demo_catalog(sim_fleet, transactional_db, redis_client, settings) -> None:
-    """catalog/demo.yaml with ``${SIM_BASE_URL}`` -> the in-process fleet, published for the gateway."""
+    """demo/catalog.yaml with ``${SIM_BASE_URL}`` -> the in-process fleet, published for the gateway."""
     from catalog.publish import publish_catalog
     from tests.catalogs import apply_catalog_file
 
     settings.SIM_BASE_URL = sim_fleet.base_url
-    apply_catalog_file(ROOT / "catalog" / "demo.yaml", sim_base_url=sim_fleet.base_url)
+    apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=sim_fleet.base_url)
     publish_catalog()
 
 

@@ -2,7 +2,7 @@
 chat in the playground, and watch the request log and the balance update without reloading.
 
 Everything runs for real on loopback: the ASGI app (Django + gateway + websockets) under uvicorn,
-the simulated provider fleet with catalog/demo.yaml published to the gateway, localstripe with its
+the simulated provider fleet with demo/catalog.yaml published to the gateway, localstripe with its
 signed webhook, and the metering consumer draining the usage stream.
 """
 

@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 
 from contracts.env import env_int, env_list
-from tokenway.local_stripe import offline_stripe, register_webhook
-from tokenway.processes import StopRequest
-from tokenway.stack_ready import forget_heartbeats, not_ready, worker_names
-from tokenway.supervisor import Child, Supervisor
+from devtools.local_stripe import offline_stripe, register_webhook
+from devtools.processes import StopRequest
+from devtools.stack_ready import forget_heartbeats, not_ready, worker_names
+from devtools.supervisor import Child, Supervisor
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 DATA = Path(os.environ.get("TOKENWAY_DATA_DIR") or ROOT / ".data").resolve()
 READY_TIMEOUT_S = 180  # a cold start on two busy cores: migrations done, ~9 processes importing Django
@@ -74,7 +74,7 @@ def _usable_beat_schedule(path: Path) -> None:
 
 
 def _prepare(stop: StopRequest) -> bool:
-    for step in (("migrate", "--noinput", "-v", "0"), ("load_catalog", str(ROOT / "catalog" / "demo.yaml")),
+    for step in (("migrate", "--noinput", "-v", "0"), ("load_catalog", str(ROOT / "demo" / "catalog.yaml")),
                  ("seed_demo",)):  # fmt: skip
         if stop.requested:
             return False

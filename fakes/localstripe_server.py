@@ -1,6 +1,6 @@
 """localstripe bound to loopback only (its own entry point listens on every interface).
 
-``python -m metering.localstripe_server --port 8420 [--from-scratch]``: the offline
+``python -m fakes.localstripe_server --port 8420 [--from-scratch]``: the offline
 Stripe API used by ``make run`` and the tests.
 """
 

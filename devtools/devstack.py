@@ -1,6 +1,6 @@
 """Embedded PostgreSQL and Redis for machines without servers.
 
-``python -m tokenway.devstack MODE -- CMD ...`` runs CMD with ``DATABASE_URL`` and
+``python -m devtools.devstack MODE -- CMD ...`` runs CMD with ``DATABASE_URL`` and
 ``REDIS_URL`` set: the given ones when present, otherwise embedded servers whose
 data lives under the data dir (``TOKENWAY_DATA_DIR``, default ``.data/``).
 
@@ -26,13 +26,13 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
+from devtools.ports import free_port, wait_for_port
+from devtools.processes import StopRequest, die_with_parent, kill_group, spawn, stop, terminate
 from tokenway.env import read_stack_env
-from tokenway.ports import free_port, wait_for_port
-from tokenway.processes import StopRequest, die_with_parent, kill_group, spawn, stop, terminate
 
 __all__ = ["free_port", "main"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("TOKENWAY_DATA_DIR") or ROOT / ".data").resolve()
 STACK_ENV = DATA / "stack.env"
 CHILD_STOP_TIMEOUT_S = 90  # the child stops its own processes in order; this is its whole budget
@@ -184,7 +184,7 @@ def _running_stack_pid() -> int | None:
         return None
     try:
         process = psutil.Process(int(pid))
-        return int(pid) if "tokenway.devstack" in " ".join(process.cmdline()) else None
+        return int(pid) if "devtools.devstack" in " ".join(process.cmdline()) else None
     except psutil.Error:
         return None
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from metering.crash import crash_point
 from metering.models import MeterEvent, MeterStatus
-from metering.stripe_client import MeterEventOut, MeterSessionExpired, meter_events_send
+from metering.stripe.client import MeterEventOut, MeterSessionExpired, meter_events_send
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import argparse
 
 from aiohttp import web
 
-from metering.stripe_emulator.app import app_create
+from fakes.stripe_meter.app import app_create
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tokenway.processes import kill_group, spawn, terminate
+from devtools.processes import kill_group, spawn, terminate
 
 BACKOFF_FIRST_S = 1.0  # a crash loop slows down to one attempt per BACKOFF_MAX_S
 BACKOFF_MAX_S = 30.0

@@ -24,11 +24,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from metering import stripe_client
 from metering.ledger import AccountRef, JournalSpec, balances_lock, journals_post
 from metering.models import AccountKind, Journal, JournalLine, PaymentReversal, ReversalKind, TopUp
 from metering.money import cents_to_micros
 from metering.services import tenant_available_adjust
+from metering.stripe.client import refunds_list
 from tenants.models import BillingMode, Tenant
 
 logger = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ def _charge_refunds(charge: dict[str, Any]) -> list[dict[str, Any]]:
     listed = charge.get("refunds")
     if isinstance(listed, dict) and isinstance(listed.get("data"), list) and not listed.get("has_more"):
         return [refund for refund in listed["data"] if isinstance(refund, dict) and isinstance(refund.get("id"), str)]
-    return stripe_client.refunds_list(charge_id=charge["id"])
+    return refunds_list(charge_id=charge["id"])
 
 
 def _refund_event(refund: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from metering.models import StripeEvent, TopUp, TopUpStatus
 from metering.money import CENTS_TO_MICROS as CENTS_TO_MICROS  # re-exported: metering.billing reads it here
 from metering.receipts import topup_receipt_send
 from metering.services import balance_topup
-from metering.stripe_lifecycle import LIFECYCLE_HANDLERS
+from metering.stripe.lifecycle import LIFECYCLE_HANDLERS
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

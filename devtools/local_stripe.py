@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 
 from contracts.env import env_int
-from tokenway.ports import free_port, port_is_free, wait_for_port
-from tokenway.supervisor import Child
+from devtools.ports import free_port, port_is_free, wait_for_port
+from devtools.supervisor import Child
 
 STOP_STAGE = 5  # after everything that may still call Stripe
 
@@ -39,9 +39,9 @@ def offline_stripe(*, data_dir: Path) -> tuple[dict[str, str], list[Child]]:
     """The two servers to supervise and the env that points the platform at them."""
     api_port, meter_port = _port("STRIPE_PORT", 8420), _port("STRIPE_METER_PORT", 8421)
     children = [
-        Child("localstripe", [sys.executable, "-m", "metering.localstripe_server", "--port", str(api_port)],
+        Child("localstripe", [sys.executable, "-m", "fakes.localstripe_server", "--port", str(api_port)],
               stage=STOP_STAGE, stop_timeout=5),
-        Child("stripe-meter", [sys.executable, "-m", "metering.stripe_emulator", "--port", str(meter_port)],
+        Child("stripe-meter", [sys.executable, "-m", "fakes.stripe_meter", "--port", str(meter_port)],
               stage=STOP_STAGE, stop_timeout=5),
     ]  # fmt: skip
     env = {

@@ -1,0 +1,1 @@
+"""Stripe meter-event emulator (aiohttp): ``python -m fakes.stripe_meter --port 12111``."""

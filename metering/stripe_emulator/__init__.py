@@ -1,1 +1,0 @@
-"""Stripe meter-event emulator (aiohttp): ``python -m metering.stripe_emulator --port 12111``."""
