@@ -13,7 +13,7 @@ import sys
 import time
 from urllib.parse import urlsplit, urlunsplit
 
-BENCHMARKS = ["sim_bench", "gateway_bench", "billing_bench", "eval_bench"]
+BENCHMARKS = ["sim_bench", "gateway_bench", "billing_bench", "end_states_bench", "eval_bench"]
 
 
 def _own_redis_db(url: str, index: int) -> str:
