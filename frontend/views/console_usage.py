@@ -10,13 +10,15 @@ from django.shortcuts import render
 
 from apikeys.selectors import tenant_keys
 from contracts.usage import USAGE_STATUSES
-from frontend.data import metering
+from frontend.data import exports, metering
 from frontend.templatetags.tw import money_exact
 from frontend.views.console_base import deny, render_console, tenant_page
 from tenants.permissions import Action
 from tenants.selectors import Membership
 
 USAGE_DAYS = 30
+EXPORT_GROUPS = {"day": "by_day", "model": "by_model", "provider": "by_provider", "key": "by_key"}
+EXPORT_LOG_PAGES = 20  # the request log CSV holds at most this many pages (1,000 requests)
 LOG_PAGE = 50  # the largest page the log's fragment serves
 
 
@@ -28,6 +30,14 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
     names = {k.pk: f"{k.name} ({k.prefix}…{k.last_four})" for k in tenant_keys(membership=membership)}
     for row in data["by_key"]:
         row["group"] = names.get(row["group"], f"#{row['group']}")
+    group = request.GET.get("group", "day")
+    if request.GET.get("format") == "csv":
+        if group not in EXPORT_GROUPS:
+            return HttpResponse(
+                f"unknown group; use one of {', '.join(EXPORT_GROUPS)}\n", status=400, content_type="text/plain"
+            )
+        body = exports.usage_csv(data[EXPORT_GROUPS[group]], group)
+        return _attachment(body, f"{membership.tenant.slug}-usage-by-{group}-{USAGE_DAYS}d.csv")
     return render_console(request, membership, "frontend/console/usage.html", "usage", usage=data, days=USAGE_DAYS)
 
 
@@ -40,6 +50,15 @@ def requests_log(request: HttpRequest, membership: Membership) -> HttpResponse:
     limit = request.GET.get("limit", "")
     size = {"limit": min(int(limit), LOG_PAGE)} if limit.isdigit() and int(limit) > 0 else {}
     page = metering.request_log(tenant_id=membership.tenant_id, cursor=request.GET.get("cursor"), status=status, **size)
+    if request.GET.get("format") == "csv":
+        rows, cursor = list(page.rows), page.next_cursor
+        for _ in range(EXPORT_LOG_PAGES - 1):
+            if not cursor:
+                break
+            more = metering.request_log(tenant_id=membership.tenant_id, cursor=cursor, status=status)
+            rows.extend(more.rows)
+            cursor = more.next_cursor
+        return _attachment(exports.request_log_csv(rows), f"{membership.tenant.slug}-requests.csv")
     if request.GET.get("fragment"):
         context = {"rows": page.rows, "tenant": membership.tenant}
         return render(request, "frontend/console/_request_rows.html", context)
@@ -66,6 +85,12 @@ def request_detail(request: HttpRequest, membership: Membership, request_id: str
     return render_console(
         request, membership, "frontend/console/request_detail.html", "requests", r=record, key=key, raw=raw.decode()
     )
+
+
+def _attachment(body: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 def _facts(record: dict[str, Any]) -> dict[str, Any]:

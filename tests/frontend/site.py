@@ -81,7 +81,8 @@ def populate(personas, catalog) -> list[SitePage]:
                    charge_micros=0, finished_at=now - 5),
         prices=None,
     )  # fmt: skip
-    usage_ingest(events=[make_event(personas.tenant.pk, key.pk, request_id=REQUEST_OK, finished_at=now - 10), rejected])
+    served = make_event(personas.tenant.pk, key.pk, request_id=REQUEST_OK, finished_at=now - 10, markup_bps=2500)
+    usage_ingest(events=[served, rejected])
     t = "/console/acme/"
     return [
         SitePage("leaderboard", "/", "anonymous"),
