@@ -1,4 +1,6 @@
-"""Billing latency and ingestion throughput.
+"""Billing with SYNTHETIC usage events (the gateway is skipped): ingestion throughput and the
+consumer/pusher part of billing latency. The end-to-end figures, through the real gateway, are
+bench/billing_e2e_bench.py's; this one isolates metering.
 
 1. Ingestion: N usage events pre-loaded in the Redis stream, drained by one
    in-process consumer (one core for Python; PostgreSQL runs beside it).
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         emulator.wait(timeout=10)
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
-    print(f"\nbilling bench: {args.rate} req/s target for {args.duration:.0f}s ({latency['sent']} requests, "
+    print(f"\nbilling bench, SYNTHETIC events (no gateway; see bench.billing_e2e_bench): {args.rate} req/s target for {args.duration:.0f}s ({latency['sent']} requests, "
           f"{latency['rate']:.0f} req/s sent), {os.cpu_count()} cores")  # fmt: skip
     print(f"{'metric':<48}{'p50':>10}{'p99':>10}{'max':>10}")
     for name, values in (("request end -> ledger + balance (ms)", latency["ledger"]),

@@ -13,7 +13,8 @@ import sys
 import time
 from urllib.parse import urlsplit, urlunsplit
 
-BENCHMARKS = ["sim_bench", "gateway_bench", "billing_bench", "end_states_bench", "eval_bench"]
+# billing_e2e_bench is the billing headline (through the gateway); billing_bench injects synthetic events.
+BENCHMARKS = ["sim_bench", "gateway_bench", "billing_e2e_bench", "billing_bench", "end_states_bench", "eval_bench"]
 
 
 def _own_redis_db(url: str, index: int) -> str:

@@ -93,12 +93,12 @@ def _ask(client: openai.OpenAI, model: str, *, stream: bool) -> str:
     if not stream:
         raw = client.chat.completions.with_raw_response.create(model=model, messages=messages, extra_body=body)
         return raw.headers["x-request-id"]
-    raw = client.chat.completions.with_raw_response.create(
+    streamed = client.chat.completions.with_raw_response.create(
         model=model, messages=messages, stream=True, stream_options={"include_usage": True}, extra_body=body
     )
-    for _ in raw.parse():
+    for _ in streamed.parse():
         pass
-    return raw.headers["x-request-id"]
+    return streamed.headers["x-request-id"]
 
 
 def _ingest(redis_client: redis.Redis, expected: int) -> None:
@@ -148,6 +148,7 @@ def test_reported_cost_is_booked_beside_ours_and_drift_is_found_and_flagged(gate
 def row_prices(row: UsageRecord) -> Any:
     from contracts.usage import Prices
 
+    assert isinstance(row.prices, dict)
     return Prices(**row.prices)
 
 
