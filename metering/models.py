@@ -68,6 +68,12 @@ class UsageRecord(models.Model):
             BrinIndex(fields=["created_at"], name="usage_created_brin"),
             models.Index(fields=["tenant", "finished_at"], name="usage_tenant_time"),
             models.Index(fields=["tenant", "key_id", "finished_at"], name="usage_tenant_key_time"),
+            # Provider-truth drift reads only the rows whose provider reported its cost (metering.provider_truth).
+            models.Index(
+                fields=["created_at"],
+                name="usage_reported_cost_time",
+                condition=models.Q(reported_cost_micros__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

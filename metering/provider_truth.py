@@ -138,8 +138,9 @@ class OfferingTruth:
     overcount_factor: float | None  # invoiced tokens / recorded tokens, when beyond tolerance
 
 
-def provider_truth_by_offering(*, since: datetime) -> dict[int, OfferingTruth]:
-    """Offerings whose provider reported or invoiced more than our computation, since ``since``.
+def provider_truth_by_offering(*, since: datetime, invoices_since: date | None = None) -> dict[int, OfferingTruth]:
+    """Offerings whose provider reported (requests since ``since``) or invoiced (days from ``invoices_since``,
+    else ``since``'s day) more than our computation.
 
     Over-billing (reported cost or invoice amount above ours) is ``price_mismatch``; an invoice counting more
     tokens than the provider reported per request is ``token_overcount``: the probes' integrity flags."""
@@ -148,7 +149,8 @@ def provider_truth_by_offering(*, since: datetime) -> dict[int, OfferingTruth]:
     for drift in reported_cost_drift(since=since):
         if drift.drifting and drift.reported_micros > drift.computed_micros:
             billed[drift.offering_id] = max(billed.get(drift.offering_id, 1.0), drift.ratio)
-    lines = list(ProviderInvoiceLine.objects.filter(day__gte=since.date(), offering_id__isnull=False))
+    first_day = invoices_since or since.date()
+    lines = list(ProviderInvoiceLine.objects.filter(day__gte=first_day, offering_id__isnull=False))
     for match in invoice_matches(lines=lines):
         oid = int(match.line.offering_id or 0)
         if match.over_billed and match.computed_micros:

@@ -23,8 +23,10 @@ from evaluation.models import ALL_REGIONS, Aggregate, Incident
 from metering.provider_truth import OfferingTruth, provider_truth_by_offering
 
 SNAPSHOT_WINDOW = "1h"  # the gateway routes on the freshest window
-# Billing evidence (per-request reported cost, imported invoices) of the last day speaks for the provider now.
-BILLING_TRUTH_WINDOW = timedelta(days=1)
+# Billing evidence speaks for the provider now: its per-request reported cost of the last hour (fresh, and a
+# bounded read every refresh), its invoices of the last two days (a day's invoice arrives the day after).
+REPORTED_COST_WINDOW = timedelta(hours=1)
+INVOICE_WINDOW = timedelta(days=2)
 # Weight of billing evidence in the router's price estimate, in probe-equivalents: real money, not a sample.
 BILLING_TRUTH_N = 50
 MAX_ATTEMPTS = 200  # optimistic retries under contention (a refresh lock keeps it to one publisher normally)
@@ -103,7 +105,9 @@ def build_snapshot(window: str = SNAPSHOT_WINDOW) -> StatsSnapshot:
         found = incidents.get((agg.offering_id, agg.region), ())
         stats.setdefault(agg.region, {})[str(agg.offering_id)] = offering_stats(agg, found)
     overall = stats.setdefault(ALL_REGIONS, {})  # price truth is not regional: it goes with all regions
-    for oid, truth in provider_truth_by_offering(since=timezone.now() - BILLING_TRUTH_WINDOW).items():
+    now = timezone.now()
+    truths = provider_truth_by_offering(since=now - REPORTED_COST_WINDOW, invoices_since=(now - INVOICE_WINDOW).date())
+    for oid, truth in truths.items():
         overall[str(oid)] = _with_billing_truth(overall.get(str(oid)) or OfferingStats(offering_id=oid, n=0), truth)
     return StatsSnapshot(version=0, generated_at=time.time(), window=window, stats=stats)
 
