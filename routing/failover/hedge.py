@@ -72,7 +72,25 @@ class HedgedRace:
         self._running: dict[asyncio.Task[Opened], tuple[OfferingSnapshot, float]] = {}
 
     async def run(self, offerings: list[OfferingSnapshot]) -> Outcome:
+        """Plain failover (awaited in place, no task) until an attempt could be hedged; then the race."""
         queue, outcome = list(offerings), Outcome()
+        while queue and time.monotonic() < self._deadline:
+            offering = queue[0]
+            if len(queue) > 1 and self._hedge_after(offering) is not None:
+                return await self._race(queue, outcome)
+            queue.pop(0)
+            try:
+                opened = await self._attempt(offering)
+            except UpstreamFailure as failure:
+                outcome.failure = failure
+                if not self._failed(offering, failure):
+                    return outcome
+                continue
+            outcome.offering, outcome.opened = offering, opened
+            return outcome
+        return outcome
+
+    async def _race(self, queue: list[OfferingSnapshot], outcome: Outcome) -> Outcome:
         try:
             while True:
                 if not self._running:

@@ -84,6 +84,7 @@ class LimitBoard:
         self._clock = clock  # epoch seconds: stamps are shared with other processes (limits.shared)
         self.enabled = enabled  # off: tracked but never used to route (the comparison in the tests)
         self._by_offering: dict[int, OfferingLoad] = {}
+        self.generation = 0  # bumped by reset: a sync in flight across it must not write into the new state
 
     def set_clock(self, clock: Callable[[], float]) -> None:
         self._clock = clock
@@ -102,6 +103,7 @@ class LimitBoard:
 
     def reset(self) -> None:
         self._by_offering.clear()
+        self.generation += 1
 
     # -- what happened ---------------------------------------------------------------------------
 

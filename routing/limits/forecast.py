@@ -34,11 +34,18 @@ class Holt:
             self.add(0.0)
 
     def over(self, horizon_s: float) -> float:
-        """Requests expected in the next ``horizon_s`` seconds (Σ of the per-second forecasts)."""
-        whole = int(horizon_s)
-        total = sum(max(0.0, self.level + h * self.trend) for h in range(1, whole + 1))
-        part = horizon_s - whole
-        return total + part * max(0.0, self.level + (whole + 1) * self.trend)
+        """Requests expected in the next ``horizon_s`` seconds: Σ over h = 1..H of max(0, L + h·T),
+        in closed form over the seconds where the line is above zero."""
+        if horizon_s <= 0:
+            return 0.0
+        level, trend = self.level, self.trend
+        first, last = 0.0, horizon_s  # h range where level + h·trend > 0
+        if trend < 0:
+            last = min(horizon_s, level / -trend) if level > 0 else 0.0
+        elif trend > 0 and level < 0:
+            first = min(horizon_s, -level / trend)
+        span = last - first
+        return max(0.0, span * level + trend * (last * last - first * first) / 2)
 
 
 @dataclass(frozen=True, slots=True)

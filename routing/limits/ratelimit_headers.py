@@ -38,10 +38,21 @@ NONE = LimitHeaders()
 
 def go_duration_s(raw: str) -> float | None:
     """``6m0s`` → 360.0; ``120ms`` → 0.12; None when it is not a duration."""
+    simple = _simple_duration_s(raw)
+    if simple is not None:
+        return simple
     parts = _DURATION.findall(raw.strip())
     if not parts or "".join(n + u for n, u in parts) != raw.strip():
         return None
     return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+def _simple_duration_s(raw: str) -> float | None:
+    """The common one-unit forms (``12s``, ``1.5s``, ``120ms``) without the regex: every answer has them."""
+    number, scale = (raw[:-2], 0.001) if raw.endswith("ms") else (raw[:-1], 1.0) if raw.endswith("s") else ("", 0)
+    if not number or not number.replace(".", "", 1).isdigit():
+        return None
+    return float(number) * scale
 
 
 def instant_in_s(raw: str, now: float) -> float | None:
@@ -67,26 +78,38 @@ def _latest(*values: float | None) -> float | None:
     return max(known) if known else None
 
 
+def _relevant(headers: Mapping[str, str]) -> dict[str, str]:
+    """The rate-limit headers only, names lower-cased: one pass over a response's headers is cheaper
+    than a dozen case-insensitive lookups (this runs on every answer)."""
+    out = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower.startswith(("x-ratelimit-", "anthropic-ratelimit-")):
+            out[lower] = value
+    return out
+
+
 def parse(headers: Mapping[str, str], *, now: float | None = None) -> LimitHeaders:
-    """Either dialect's headers (names lower-case or as sent; aiohttp's are case-insensitive)."""
-    if headers.get("x-ratelimit-remaining-requests") is not None or headers.get("x-ratelimit-remaining-tokens"):
+    """Either dialect's headers (any case)."""
+    found = _relevant(headers)
+    if not found:
+        return NONE
+    if "x-ratelimit-remaining-requests" in found or "x-ratelimit-remaining-tokens" in found:
         return LimitHeaders(
-            _int(headers, "x-ratelimit-limit-requests"),
-            _int(headers, "x-ratelimit-remaining-requests"),
-            _int(headers, "x-ratelimit-limit-tokens"),
-            _int(headers, "x-ratelimit-remaining-tokens"),
-            _latest(*(go_duration_s(headers.get(f"x-ratelimit-reset-{k}", "")) for k in ("requests", "tokens"))),
+            _int(found, "x-ratelimit-limit-requests"),
+            _int(found, "x-ratelimit-remaining-requests"),
+            _int(found, "x-ratelimit-limit-tokens"),
+            _int(found, "x-ratelimit-remaining-tokens"),
+            _latest(*(go_duration_s(found.get(f"x-ratelimit-reset-{k}", "")) for k in ("requests", "tokens"))),
         )
-    if headers.get("anthropic-ratelimit-requests-remaining") is not None or headers.get(
-        "anthropic-ratelimit-tokens-remaining"
-    ):
+    if "anthropic-ratelimit-requests-remaining" in found or "anthropic-ratelimit-tokens-remaining" in found:
         at = time.time() if now is None else now
-        resets = (headers.get(f"anthropic-ratelimit-{k}-reset") for k in ("requests", "tokens"))
+        resets = (found.get(f"anthropic-ratelimit-{k}-reset") for k in ("requests", "tokens"))
         return LimitHeaders(
-            _int(headers, "anthropic-ratelimit-requests-limit"),
-            _int(headers, "anthropic-ratelimit-requests-remaining"),
-            _int(headers, "anthropic-ratelimit-tokens-limit"),
-            _int(headers, "anthropic-ratelimit-tokens-remaining"),
+            _int(found, "anthropic-ratelimit-requests-limit"),
+            _int(found, "anthropic-ratelimit-requests-remaining"),
+            _int(found, "anthropic-ratelimit-tokens-limit"),
+            _int(found, "anthropic-ratelimit-tokens-remaining"),
             _latest(*(instant_in_s(r, at) for r in resets if r)),
         )
     return NONE

@@ -106,6 +106,7 @@ def _adopt(load: OfferingLoad, values: dict[str, float], seq: int, tokens: int) 
 async def sync_once(redis: PipelinedRedis, board: LimitBoard) -> None:
     args: list[str] = []
     drained: Drained = {}
+    generation = board.generation
     for offering_id, load in board.items():
         if load.pending_requests or load.pending_seen:
             args += _args(load, offering_id)
@@ -115,13 +116,14 @@ async def sync_once(redis: PipelinedRedis, board: LimitBoard) -> None:
     try:
         reply = await redis.execute("EVAL", MERGE, 1, LIMITS_KEY, *args)
     except (RedisUnavailable, OSError) as exc:
-        for offering_id, (requests, tokens, _, _) in drained.items():  # sent at the next sync
-            load = board.get(offering_id)
+        for offering_id, (requests, tokens, _, _) in drained.items() if board.generation == generation else ():
+            load = board.get(offering_id)  # sent at the next sync
             load.pending_requests += requests
             load.pending_tokens += tokens
         log.debug("limits not shared: %s", exc)
         return
-    absorb(board, parse(reply), drained)
+    if board.generation == generation:
+        absorb(board, parse(reply), drained)
 
 
 class LimitSync:

@@ -187,3 +187,24 @@ def test_the_router_drops_an_exhausted_offering_and_demotes_one_near_its_limit()
     )
     assert [x.signals.offering.provider for x in scored] == ["q", "p"]
     assert decisive(scored) == "load" and scored[1].parts["load"] == LOAD_PENALTY
+
+
+def test_a_sync_in_flight_across_a_reset_writes_nothing_into_the_new_state(redis_client):
+    board = LimitBoard(clock=ManualClock(T0))
+
+    async def scenario() -> None:
+        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        await redis.connect()
+        try:
+            await sync_once(redis, board)
+            ticket = board.sent(5, 100)
+            board.finished(ticket, parse({"x-ratelimit-remaining-requests": "3", "x-ratelimit-reset-requests": "50s"}))
+            syncing = asyncio.ensure_future(sync_once(redis, board))
+            await asyncio.sleep(0)  # the EVAL is on its way
+            board.reset()
+            await syncing
+        finally:
+            await redis.close()
+
+    asyncio.run(scenario())
+    assert board.items() == []
