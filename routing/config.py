@@ -42,6 +42,8 @@ class GatewayConfig:
     placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
     allow_loopback_provider_urls: bool = False  # tenants' BYOK URLs on loopback: development only
     metrics_token: str = ""  # /metrics: bearer token; empty = loopback clients only
+    learned_limits: bool = True  # route by providers' rate-limit headers and the load forecast (routing.limits)
+    hedge_share: float = 0.05  # hedged attempts per tenant ≤ this share of its requests (+1 a minute); 0 = off
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -63,6 +65,8 @@ class GatewayConfig:
             idle_timeout_s=env_float("TOKENWAY_IDLE_TIMEOUT", _D.idle_timeout_s),
             deadline_s=env_float("TOKENWAY_DEADLINE", _D.deadline_s),
             metrics_token=env_secret("TOKENWAY_METRICS_TOKEN", ""),
+            learned_limits=env_bool("TOKENWAY_LEARNED_LIMITS", _D.learned_limits),
+            hedge_share=env_float("TOKENWAY_HEDGE_SHARE", _D.hedge_share),
             allow_loopback_provider_urls=env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not prod),
             spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )

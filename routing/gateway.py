@@ -41,13 +41,16 @@ class Gateway:
             failures_to_open=config.breaker_failures, cooldown_s=config.breaker_cooldown_s, clock=time.time
         )
         self.live_sync = LiveSync(self.redis, self.health)
-        self.limits = LimitBoard()  # learned rate limits and load forecast per offering (limits.shared)
+        # Learned rate limits and load forecast per offering (limits.shared); off: neither tracked nor used.
+        self.limits = LimitBoard(enabled=config.learned_limits)
         self.limit_sync = LimitSync(self.redis, self.limits)
         self.affinity = AffinityStore(self.redis)
         self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
         self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
         self.spool = UsageSpool(spool_folder(config.spool_dir, config.redis_url))
-        self.hedging = Hedging(self.redis, config.region, config.generation_ttl_s, self._spool_event)
+        self.hedging = Hedging(
+            self.redis, config.region, config.generation_ttl_s, self._spool_event, share=config.hedge_share
+        )
         self._session: aiohttp.ClientSession | None = None
         self._forwarder: Forwarder | None = None
         self._replayer: asyncio.Task[None] | None = None
@@ -72,7 +75,7 @@ class Gateway:
         self._session = make_session(self.config)
         self._forwarder = Forwarder(
             self.config, self._session, self.health, self.credentials, self.catalog.stats_for,
-            limits=self.limits, hedging=self.hedging,
+            limits=self.limits if self.config.learned_limits else None, hedging=self.hedging,
         )  # fmt: skip
         await self.refresher.start()
         self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
