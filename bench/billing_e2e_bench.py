@@ -235,10 +235,12 @@ def measure(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> dic
         # Warm-up, not measured: until the consumer and the pusher are up and have caught up with it.
         warm = _run(run_load(f"{urls['gateway']}/v1/chat/completions", key, args.rate, 3.0))
         _wait_settled(warm, poller, urls["meter"])
+        cpu_before = _cpu_seconds(procs)
         started = time.monotonic()
         load = _run(run_load(f"{urls['gateway']}/v1/chat/completions", key, args.rate, args.duration))
         elapsed = time.monotonic() - started
         meter_rows = _wait_settled(load, poller, urls["meter"])
+        cpu = {name: after - cpu_before[name] for name, after in _cpu_seconds(procs).items()}
         poller.stop.set()
         poller.join(timeout=5)
     finally:
@@ -247,7 +249,21 @@ def measure(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> dic
     meter = [
         row["accepted_at"] - load.ended[row["identifier"]] for row in meter_rows if row["identifier"] in load.ended
     ]
-    return {"load": load, "elapsed": elapsed, "ledger": ledger, "meter": meter}
+    return {"load": load, "elapsed": elapsed, "ledger": ledger, "meter": meter, "cpu": cpu}
+
+
+PROCESS_NAMES = ("meter emulator", "simulator", "gateway", "consumer", "meter pusher")  # _stack's, then measure's
+
+
+def _cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
+    """CPU seconds (user + system) each part of the stack has used so far."""
+    import psutil
+
+    used = {}
+    for name, proc in zip(PROCESS_NAMES, procs, strict=True):
+        times = psutil.Process(proc.pid).cpu_times()
+        used[name] = times.user + times.system
+    return used
 
 
 def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
@@ -270,6 +286,10 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
         verdict = "met" if values and _pct(values, 99) <= target else "MISSED"
         print(f"| {name} | {cells} | {max(values or [0]):.2f} s | {len(values)} | ≤ {target:.0f} s ({verdict}) |")
     print(f"\nerrors: {load.errors or 'none'}; client late starts (>50 ms behind schedule): {load.late_starts}")
+    per_request = ", ".join(
+        f"{name} {seconds * 1000 / max(load.sent, 1):.2f}" for name, seconds in result["cpu"].items()
+    )
+    print(f"CPU ms per request started, during the measured run: {per_request}")
     print(f"reproduce: python -m devtools.devstack test -- python -m bench.billing_e2e_bench --rate {args.rate:.0f} "
           f"--duration {args.duration:.0f}")  # fmt: skip
     complete = len(ledger) == ok == len(meter) and ok == load.sent
