@@ -9,6 +9,7 @@ from functools import partial
 import aiohttp
 
 from contracts.snapshot import OfferingSnapshot, OfferingStats
+from routing import metrics
 from routing.adapters.registry import adapter_for
 from routing.asgi_io import Send
 from routing.byok_connect import checked_url, make_byok_session, with_base_url
@@ -67,6 +68,7 @@ class Forwarder:
 
     def _failed(self, call: Call, offering: OfferingSnapshot, exc: UpstreamFailure) -> bool:
         """Book one attempt's failure; True when another offering may be tried."""
+        metrics.UPSTREAM_FAILURES.labels(offering.provider, exc.kind).inc()
         if not exc.retryable:
             return False
         if call.record.byok_base_urls.get(offering.provider):
@@ -142,6 +144,7 @@ class Forwarder:
         call.offering = offering
         call.byok = bool(call.record.byok.get(offering.provider))
         call.ttft_ms = (time.monotonic() - call.started_mono) * 1000
+        metrics.TTFT.labels(offering.provider).observe(call.ttft_ms / 1000)
         if call.view.stream:
             STREAMS.open += 1
             try:

@@ -56,6 +56,25 @@ def test_calls_are_counted_by_endpoint_and_status(gateway, tenant):
     assert _count(after, "tokenway_gateway_breaker_open", offering=provider) == 0
     assert _count(after, "tokenway_gateway_live_ttft_seconds", offering=provider) > 0
     assert _count(after, "tokenway_gateway_fd_limit") > 0
+    provider_name = ok.headers["x-tokenway-provider"]
+    assert _count(after, "tokenway_gateway_ttft_seconds_count", provider=provider_name) >= 1
+
+
+def test_upstream_failures_are_counted_by_provider_and_kind(gateway, tenant, sim):
+    from tests.routing.conftest import add_fault
+
+    add_fault(sim, provider="deepseek", kind="http_500", count=1)
+    before = _scrape(gateway.base_url)
+    body = {"model": "deepseek-v3.2", "messages": MSG, "max_tokens": 10, "provider": {"order": ["deepseek"]}}
+    ok = requests.post(
+        f"{gateway.base_url}/v1/chat/completions", json=body, headers={"x-api-key": tenant.key}, timeout=20
+    )
+    assert ok.status_code == 200 and "+failover" in ok.headers["x-tokenway-route"]
+    after = _scrape(gateway.base_url)
+    labels = {"provider": "deepseek", "kind": "http_5xx"}
+    assert _count(after, "tokenway_gateway_upstream_failures_total", **labels) == (
+        _count(before, "tokenway_gateway_upstream_failures_total", **labels) + 1
+    )
 
 
 @pytest.fixture(scope="module")
