@@ -44,6 +44,7 @@ ROWS = [
     ("RSS idle (MB)", "rss_idle", "{:.0f}"),
     ("RSS loaded (MB)", "rss_loaded", "{:.0f}"),
     ("errors (non-2xx/socket)", "errors", "{:.0f}"),
+    ("warm-up steps of 2 s at c=50 (until two agree within 5%)", "warm_steps", "{:.0f}"),
 ]
 
 

@@ -163,10 +163,25 @@ def _one_ttfb(host: str, port: int, request: bytes) -> float:
     return first
 
 
+WARM_STEP_S = 2.0
+WARM_AGREE = 0.05  # warm until two consecutive steps agree within 5% (Node's JIT needs more than a second)
+WARM_MAX_STEPS = 15
+
+
+def warm(target: Target, body: dict[str, Any], workdir: Path) -> list[float]:
+    steps: list[float] = []
+    for _ in range(WARM_MAX_STEPS):
+        steps.append(wrk(target, body, connections=50, seconds=WARM_STEP_S, workdir=workdir)["rps"])
+        if len(steps) >= 2 and abs(steps[-1] - steps[-2]) <= WARM_AGREE * max(steps[-1], steps[-2]):
+            break
+    return steps
+
+
 def measure(target: Target, seconds: float, workdir: Path) -> None:
     plain = {"model": MODEL, "messages": PROMPT, "max_tokens": 64}
     stream = {**plain, "stream": True}
-    wrk(target, plain, connections=10, seconds=1, workdir=workdir)  # warm-up: pools, caches, JIT
+    steps = warm(target, plain, workdir)  # pools, caches, JIT
+    target.results["warm_steps"] = float(len(steps))
     if target.pid:
         target.results["rss_idle"] = tree_rss_mb(target.pid)
     c50 = wrk(target, plain, connections=50, seconds=seconds, workdir=workdir)

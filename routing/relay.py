@@ -28,7 +28,7 @@ from routing.wire.sse import SseSplitter
 
 log = logging.getLogger("routing.relay")
 
-TIMER_SLACK_S = 0.25  # idle-gap precision traded for fewer timer re-arms on the hot path
+TIMER_SLACK_S = 1.0  # idle-gap precision traded for fewer timer re-arms on the hot path (at most idle / 4)
 
 
 def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
@@ -125,11 +125,13 @@ async def _pump(
     splitter = SseSplitter()
     loop = asyncio.get_running_loop()
     chunk = opened.first
+    slack = min(TIMER_SLACK_S, idle_s / 4)
     async with asyncio.timeout(None) as timer:
         while chunk:
             events = splitter.feed(chunk)
             call.facts.observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
-            out = b"".join([converter.feed(event) for event in events])
+            # A paced stream brings one event per read: no list and join for it.
+            out = converter.feed(events[0]) if len(events) == 1 else b"".join([converter.feed(e) for e in events])
             if out:
                 await send_chunk(send, out)
                 call.delivered = True
@@ -137,7 +139,7 @@ async def _pump(
                 return
             now = loop.time()
             expiry = timer.when()
-            if expiry is None or expiry - now < idle_s - TIMER_SLACK_S:
+            if expiry is None or expiry - now < idle_s - slack:
                 timer.reschedule(now + min(idle_s, deadline - time.monotonic()))
             chunk = await opened.response.content.readany()
 
