@@ -14,7 +14,16 @@ import time
 from urllib.parse import urlsplit, urlunsplit
 
 # billing_e2e_bench is the billing headline (through the gateway); billing_bench injects synthetic events.
-BENCHMARKS = ["sim_bench", "gateway_bench", "gateway_realistic", "gateway_scale", "billing_e2e_bench", "billing_bench", "end_states_bench", "eval_bench"]
+BENCHMARKS = [
+    "sim_bench",
+    "gateway_bench",
+    "gateway_realistic",
+    "gateway_scale",
+    "billing_e2e_bench",
+    "billing_bench",
+    "end_states_bench",
+    "eval_bench",
+]
 
 
 def _own_redis_db(url: str, index: int) -> str:
