@@ -15,11 +15,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from catalog.selectors import offerings_active_count
 from contracts.snapshot import OfferingSnapshot
+from contracts.usage import Tokens, cost_micros
 from evaluation.catalog import current_catalog
 from evaluation.conf import regions
 from evaluation.models import (
@@ -337,3 +338,31 @@ def probe_coverage(*, now: dt.datetime | None = None) -> list[dict[str, Any]]:
          "active": active}
         for region in regions()
     ]  # fmt: skip
+
+
+def probe_spend(*, since: dt.datetime, until: dt.datetime | None = None) -> dict[str, Any]:
+    """What probing cost in [since, until) at each offering's current list prices (probes call providers
+    directly, so no usage record holds this): {"probes", "micros", "per_region": {region: micros}}.
+    Token counts are the providers' own; probes of offerings no longer in the catalog are left out."""
+    until = until or timezone.now()
+    prices = {o.offering_id: o.prices for o in current_catalog().offerings}
+    rows = (
+        ProbeResult.objects.filter(started_at__gte=since, started_at__lt=until)
+        .values("offering_id", "region")
+        .annotate(n=Count("id"), inp=Sum("input_tokens"), cached=Sum("cached_tokens"), out=Sum("output_tokens"))
+    )
+    total, probes = 0, 0
+    per_region: defaultdict[str, int] = defaultdict(int)
+    for row in rows:
+        probes += row["n"]
+        price = prices.get(row["offering_id"])
+        if price is None:
+            continue
+        cached = int(row["cached"] or 0)
+        tokens = Tokens(
+            input_uncached=max(0, int(row["inp"] or 0) - cached), cache_read=cached, output=int(row["out"] or 0)
+        )
+        spent = cost_micros(tokens, price)
+        total += spent
+        per_region[row["region"]] += spent
+    return {"probes": probes, "micros": total, "per_region": dict(per_region)}

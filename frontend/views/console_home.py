@@ -16,6 +16,10 @@ from tokenway.api_errors import ApiError
 
 @login_required
 def console_index(request: HttpRequest) -> HttpResponse:
+    """Where sign-in lands (LOGIN_REDIRECT_URL): operators on the billing dashboard (their organisations
+    are listed there), members in their first organisation, anyone else on "create one"."""
+    if request.user.is_staff:
+        return redirect("frontend:ops-billing")
     first = memberships_of(user=request.user).first()  # type: ignore[arg-type]
     if first is not None:
         return redirect("frontend:overview", slug=first.tenant.slug)

@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from frontend.data.ops import dashboard, request_costs
+from frontend.data.ops import dashboard, request_costs, tenant_drilldown
+from tenants.selectors import memberships_of
 
 DASHBOARD_DAYS = 30
 
@@ -15,9 +16,13 @@ DASHBOARD_DAYS = 30
 def billing_dashboard(request: HttpRequest) -> HttpResponse:
     if not request.user.is_staff:
         raise Http404("not found")
-    return render(
-        request, "frontend/ops/billing.html", {"section": "ops", "d": dashboard(DASHBOARD_DAYS), "days": DASHBOARD_DAYS}
-    )
+    context = {
+        "section": "ops",
+        "d": dashboard(DASHBOARD_DAYS),
+        "days": DASHBOARD_DAYS,
+        "memberships": memberships_of(user=request.user),  # type: ignore[arg-type]
+    }
+    return render(request, "frontend/ops/billing.html", context)
 
 
 @login_required
@@ -29,3 +34,14 @@ def request_detail(request: HttpRequest, request_id: str) -> HttpResponse:
     if record is None:
         raise Http404("no such request")
     return render(request, "frontend/ops/request.html", {"section": "ops", "r": record})
+
+
+@login_required
+def tenant_detail(request: HttpRequest, tenant_id: int) -> HttpResponse:
+    """One tenant's billing state for staff (others: 404)."""
+    if not request.user.is_staff:
+        raise Http404("not found")
+    data = tenant_drilldown(tenant_id=tenant_id, days=DASHBOARD_DAYS)
+    if data is None:
+        raise Http404("no such tenant")
+    return render(request, "frontend/ops/tenant.html", {"section": "ops", "t": data, "days": DASHBOARD_DAYS})

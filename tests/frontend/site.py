@@ -110,5 +110,5 @@ def populate(personas, catalog) -> list[SitePage]:
         SitePage("password-change", "/accounts/password/change/", "owner"),
         SitePage("tenant-new", "/console/new/", "owner"),
         SitePage("ops-billing", "/ops/billing/", "staff"),
-        # SitePage("ops-tenant", f"/ops/billing/tenants/{personas.tenant.pk}/", "staff"),
+        SitePage("ops-tenant", f"/ops/billing/tenants/{personas.tenant.pk}/", "staff"),
     ]

@@ -71,7 +71,9 @@ def test_ops_dashboard_is_staff_only(client, personas):
 def test_console_index_redirects_to_first_tenant_or_creation(client, personas):
     client.force_login(personas.developer)
     assert client.get(reverse("frontend:console"))["Location"] == "/console/acme/"
-    client.force_login(personas.staff)
+    from tests.frontend.conftest import make_user
+
+    client.force_login(make_user("new@nowhere.test"))
     assert client.get(reverse("frontend:console"))["Location"] == "/console/new/"
 
 
@@ -94,3 +96,22 @@ def test_outsider_cannot_revoke_a_key(client, personas, redis_client):
     assert client.post(reverse("frontend:key-revoke", args=["acme", issued.api_key.pk])).status_code == 404
     issued.api_key.refresh_from_db()
     assert issued.api_key.revoked_at is None
+
+
+def test_sign_in_lands_staff_on_the_billing_dashboard_and_members_in_the_console(client, personas):
+    from tests.frontend.conftest import PASSWORD
+
+    response = client.post("/accounts/login/", {"username": personas.staff.email, "password": PASSWORD})
+    assert response.status_code == 302 and client.get(response["Location"])["Location"] == "/ops/billing/"
+    client.logout()
+    response = client.post("/accounts/login/", {"username": personas.developer.email, "password": PASSWORD})
+    assert client.get(response["Location"])["Location"] == "/console/acme/"
+
+
+def test_ops_tenant_drilldown_is_staff_only(client, personas):
+    url = f"/ops/billing/tenants/{personas.tenant.pk}/"
+    client.force_login(personas.owner)
+    assert client.get(url).status_code == 404
+    client.force_login(personas.staff)
+    assert client.get(url).status_code == 200
+    assert client.get("/ops/billing/tenants/999999/").status_code == 404
