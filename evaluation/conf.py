@@ -44,3 +44,11 @@ def regions() -> list[str]:
 
 def this_region() -> str:
     return str(settings.TOKENWAY_REGION)
+
+
+def long_window_refresh_s() -> int:
+    """Seconds between recomputations of the 24h and 7d windows. 0 (default): every statistics refresh,
+    so all windows end at the same minute and nest exactly. At large catalogs (bench/probing_cost.py:
+    1,000 offerings x 4 regions) a few minutes bounds the aggregation's CPU; in between, those windows
+    keep their previous end (reported as their ``window_end``)."""
+    return _setting_int("TOKENWAY_EVAL_LONG_WINDOW_REFRESH_S", 0)

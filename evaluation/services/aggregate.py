@@ -25,6 +25,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from contracts.usage import Prices
+from evaluation import conf
 from evaluation.models import ALL_REGIONS, Aggregate, DirtyOffering, ProbeRollup, Resolution, WindowState
 from evaluation.rollup_metrics import compute_from_counts
 from evaluation.services.rollup import STEP, floor_to
@@ -37,8 +38,8 @@ WINDOWS = {
 }
 # Windows whose start is rounded up to a whole hour (at most 59 minutes shorter than their span).
 HOUR_ALIGNED_START = frozenset({"7d"})
-# Seconds between recomputations of a window's aggregates (0: every refresh, so all windows share an end).
-WINDOW_REFRESH_S = {"15m": 0, "1h": 0, "24h": 0, "7d": 0}
+# Windows recomputed only every conf.long_window_refresh_s() seconds (0, the default: every refresh).
+LONG_WINDOWS = frozenset({"24h", "7d"})
 # Every window is recomputed in full this often (catalog prices feed effective_input_price); in between,
 # only offerings whose samples changed.
 FULL_EVERY = dt.timedelta(hours=1)
@@ -152,8 +153,9 @@ def changed_offerings(window: str, state: WindowState, now: dt.datetime) -> set[
 
 
 def window_is_stale(window: str, now: dt.datetime) -> bool:
+    period = conf.long_window_refresh_s() if window in LONG_WINDOWS else 0
     state = WindowState.objects.filter(window=window).first()
-    return state is None or (now - state.refreshed_at).total_seconds() >= WINDOW_REFRESH_S[window]
+    return state is None or period <= 0 or (now - state.refreshed_at).total_seconds() >= period
 
 
 def _needs_full(state: WindowState | None, now: dt.datetime) -> bool:

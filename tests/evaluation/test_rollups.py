@@ -13,7 +13,14 @@ from contracts.usage import Prices
 from evaluation.metrics import DetailRow, PerfRow, compute
 from evaluation.models import Aggregate, ProbeKind, ProbeResult, ProbeRollup, Resolution
 from evaluation.rollup_metrics import compute_from_counts
-from evaluation.services.aggregate import WINDOWS, aggregates_refresh, cover, window_counts, window_start
+from evaluation.services.aggregate import (
+    WINDOWS,
+    aggregates_refresh,
+    cover,
+    window_counts,
+    window_is_stale,
+    window_start,
+)
 from evaluation.services.rollup import rollups_add, rollups_rebuild
 from evaluation.stats.sketch import ALPHA
 from tests.evaluation.rollup_seed import mixed_rows, raw_counts
@@ -210,3 +217,13 @@ def test_incremental_refresh_equals_a_full_recompute(week):
         if seed == 0:  # nothing entered or left: only the offering just written is recomputed
             for w in WINDOWS:
                 assert recomputed[w] == Aggregate.objects.filter(window=w, offering_id=2).count() < full[w]
+
+
+def test_long_windows_follow_their_own_period_when_one_is_set(week, settings):
+    for window in WINDOWS:
+        aggregates_refresh(window=window, prices=PRICES, now=NOW)
+    later = NOW + dt.timedelta(seconds=30)
+    assert all(window_is_stale(w, later) for w in WINDOWS)  # default: every window at every refresh
+    settings.TOKENWAY_EVAL_LONG_WINDOW_REFRESH_S = 300
+    assert [w for w in WINDOWS if window_is_stale(w, later)] == ["15m", "1h"]
+    assert all(window_is_stale(w, NOW + dt.timedelta(seconds=300)) for w in WINDOWS)
