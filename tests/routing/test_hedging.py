@@ -74,9 +74,10 @@ def test_a_stalled_offering_is_hedged_the_second_answers_and_the_loser_is_cancel
     assert answer.headers["x-tokenway-provider"] == "openrouter"
     assert "+hedge" in answer.headers["x-tokenway-route"]
     assert 0.3 < took < FLOOR_S / 2, took  # after the p95 (375 ms), well before the 2 s deadline
+    print(f"hedged answer after {took:.3f} s")
     assert answer.text.rstrip().endswith("data: [DONE]")
     # The stalled request was cancelled upstream: the fleet saw its caller leave during the stall.
-    wait_until(lambda: (sim_requests(sim, "openai")[0].get("sim") or {}).get("client_gone"), timeout=5,
+    wait_until(lambda: (sim_requests(sim, "openai")[0].get("sim") or {}).get("client_gone"), timeout=10,
                message="the stalled provider saw the hedged-away request's connection close")  # fmt: skip
     events = {e["request_id"]: e for e in tenant.wait_events(2)}
     [call] = [e for e in events.values() if not e["request_id"].endswith(LOSER_SUFFIX)]
@@ -94,6 +95,7 @@ def test_the_hedge_budget_stops_hedging_when_spent(hedging_gateway, sim, redis_c
     second, slow = _ask(hedging_gateway, tenant)  # 2 requests this minute: 0.05 x 2 + 1 allows one hedge
     assert first.status_code == second.status_code == 200
     assert quick < FLOOR_S / 2 <= FLOOR_S <= slow, (quick, slow)  # the second waited for the deadline
+    print(f"budget: hedged {quick:.3f} s, budget spent {slow:.3f} s")
     assert "+hedge" not in second.headers["x-tokenway-route"]
     assert second.headers["x-tokenway-provider"] == "openrouter"  # plain failover after the deadline
     assert hedging_gateway.gateway.hedging.counts == {"late": 2, "hedged": 1, "cancelled": 1}
