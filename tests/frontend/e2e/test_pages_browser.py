@@ -9,7 +9,7 @@ import pytest
 from tests.frontend.e2e.conftest import SHOTS, login_cookie
 from tests.frontend.site import populate
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # about a minute per language × width on 2 busy cores
 
 LANGUAGES = {"en": "en-US,en;q=0.9", "zh-hans": "zh-CN,zh;q=0.9"}
 
