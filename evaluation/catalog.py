@@ -7,9 +7,9 @@ function the platform publishes with.
 
 from __future__ import annotations
 
-from catalog.publish import build_catalog_snapshot
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from publishing.catalog_snapshot import build_catalog_snapshot
 from tokenway.redis_client import get_redis
 
 

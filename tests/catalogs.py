@@ -53,7 +53,7 @@ def sim_offerings(provider_url: ProviderUrl | str, *, first_id: int = 1) -> list
 
 
 def sim_catalog(provider_url: ProviderUrl | str, *, version: int = 1) -> CatalogSnapshot:
-    """The fleet's catalog snapshot (offerings and model names), as ``catalog.publish`` would build it."""
+    """The fleet's catalog snapshot (offerings and model names), as ``publishing.catalog_snapshot`` would build it."""
     models = tuple(ModelSnapshot(m.slug, m.author, m.aliases) for m in load_models())
     return CatalogSnapshot(
         version=version, generated_at=time.time(), offerings=tuple(sim_offerings(provider_url)), models=models

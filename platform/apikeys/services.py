@@ -1,4 +1,4 @@
-"""Writes on API keys. Each change reaches the gateway after commit (apikeys.publish)."""
+"""Writes on API keys. Each change writes an outbox row; publishing sends the record to the gateway after commit."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from accounts.models import User
 from apikeys.models import ApiKey
-from apikeys.publish import publish_key
 from apikeys.scopes import check_scopes_within_role
 from contracts.apikey_format import display_prefix, generate_key, hash_key, last_four
+from outbox.models import Topic
+from outbox.services import outbox_add
 from tenants.models import Tenant
 from tokenway.api_errors import ApiError
 
@@ -33,8 +34,9 @@ class IssuedKey:
         return f"IssuedKey(api_key={self.api_key!r})"
 
 
-def _publish_after_commit(api_key: ApiKey) -> None:
-    transaction.on_commit(lambda: publish_key(api_key))
+def _key_changed(api_key: ApiKey) -> None:
+    """Inside the change's transaction: its record is published once that commits (nothing if it rolls back)."""
+    outbox_add(topic=Topic.KEY, tenant_id=api_key.tenant_id, key_id=api_key.pk)
 
 
 def api_key_issue(
@@ -79,7 +81,7 @@ def api_key_issue(
             expires_at=expires_at,
             rotated_from=rotated_from,
         )
-        _publish_after_commit(api_key)
+        _key_changed(api_key)
     return IssuedKey(api_key=api_key, plaintext=plaintext)
 
 
@@ -88,7 +90,7 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
         if key.revoked_at is None:
             key.revoked_at = timezone.now()
             key.save(update_fields=["revoked_at"])
-        _publish_after_commit(key)
+        _key_changed(key)
     return key
 
 
@@ -121,7 +123,7 @@ def api_key_update_limits(*, key: ApiKey, may_extend_expiry: bool = False, **fie
         for name, value in fields.items():
             setattr(key, name, value)
         key.save(update_fields=list(fields) or None)
-        _publish_after_commit(key)
+        _key_changed(key)
     return key
 
 
@@ -169,6 +171,6 @@ def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | Non
         )
         old.expires_at = min(grace_until, old.expires_at) if old.expires_at else grace_until
         old.save(update_fields=["expires_at"])
-        _publish_after_commit(old)
+        _key_changed(old)
     key.refresh_from_db()
     return issued

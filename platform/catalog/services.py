@@ -8,8 +8,9 @@ from typing import Any
 from django.db import transaction
 
 from catalog.models import Model, Offering, OfferingPrice, OfferingStatus, Provider
-from catalog.publish import publish_catalog
 from contracts.catalog_file import PROVIDER_OVERRIDABLE, CatalogSpec
+from outbox.models import Topic
+from outbox.services import outbox_add
 
 OFFERING_OVERRIDES = PROVIDER_OVERRIDABLE  # left out (None) -> the provider's value at publish time
 OFFERING_PLAIN = ("upstream_model", "context_window", "max_output", "parameters", "rpm", "tpm", "status")
@@ -107,6 +108,6 @@ def catalog_apply(*, spec: CatalogSpec, publish: bool = True) -> CatalogDiff:
             offering = _upsert(Offering, lookup, _offering_values(data), label, diff)
             _apply_prices(offering, data["prices"], label, diff)
         _retire_missing(spec, diff)
-        if publish:
-            transaction.on_commit(publish_catalog)
+        if publish:  # the snapshot is published once this commits (publishing.drain)
+            outbox_add(topic=Topic.CATALOG)
     return diff

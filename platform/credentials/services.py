@@ -1,4 +1,4 @@
-"""Writes on BYOK credentials. The tenant's keys are republished so the gateway sees the change."""
+"""Writes on BYOK credentials. The tenant's keys are republished (an outbox row) so the gateway sees the change."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from catalog.models import Provider
 from contracts.url_policy import UnsafeUrl, validate_public_url
 from credentials.crypto import encrypt_secret, reencrypt
 from credentials.models import ProviderCredential
+from outbox.models import Topic
+from outbox.services import outbox_add
 from tenants.models import Tenant
 from tokenway.api_errors import ApiError
 
@@ -24,9 +26,7 @@ def _checked_base_url(base_url: str) -> str:
 
 
 def _republish(tenant: Tenant) -> None:
-    from apikeys.publish import publish_tenant_keys
-
-    transaction.on_commit(lambda: publish_tenant_keys(tenant))
+    outbox_add(topic=Topic.TENANT_KEYS, tenant_id=tenant.pk)
 
 
 def credential_create(*, tenant: Tenant, provider: Provider, secret: str, base_url: str = "") -> ProviderCredential:
@@ -72,13 +72,11 @@ def credential_delete(*, credential: ProviderCredential) -> None:
 
 def credentials_reencrypt_all() -> int:
     """Re-encrypt every secret with the newest key; afterwards older keys can be retired."""
-    from apikeys.publish import publish_all_keys
-
     count = 0
     with transaction.atomic():
         for credential in ProviderCredential.objects.select_for_update().order_by("pk"):
             credential.secret_token = reencrypt(credential.secret_token)
             credential.save(update_fields=["secret_token"])
             count += 1
-        transaction.on_commit(publish_all_keys)
+        outbox_add(topic=Topic.ALL_KEYS)
     return count

@@ -3,9 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db import transaction
 from django.http import HttpRequest
 
+from outbox.models import Topic
+from outbox.services import outbox_add
 from tenants.models import Invitation, Membership, Tenant
 
 
@@ -24,10 +25,8 @@ class TenantAdmin(admin.ModelAdmin):
     inlines = [MembershipInline]
 
     def save_model(self, request: HttpRequest, obj: Tenant, form: Any, change: bool) -> None:
-        from apikeys.publish import publish_tenant_keys
-
-        super().save_model(request, obj, form, change)
-        transaction.on_commit(lambda: publish_tenant_keys(obj))
+        super().save_model(request, obj, form, change)  # inside the admin's transaction
+        outbox_add(topic=Topic.TENANT_KEYS, tenant_id=obj.pk)
 
 
 @admin.register(Invitation)

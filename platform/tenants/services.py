@@ -7,6 +7,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
+from outbox.models import Topic
+from outbox.services import outbox_add
 from tenants.models import BillingMode, Membership, Role, Tenant
 from tenants.permissions import may_assign_role
 from tokenway.api_errors import ApiError
@@ -28,13 +30,11 @@ GATEWAY_FIELDS = frozenset(
 
 def tenant_create(*, slug: str, name: str, owner: User) -> Tenant:
     """Create a tenant; its creator becomes the owner; the gateway learns its (zero) balance."""
-    from metering.services import tenant_available_ensure
-
     try:
         with transaction.atomic():
             tenant = Tenant.objects.create(slug=slug, name=name)
             Membership.objects.create(tenant=tenant, user=owner, role=Role.OWNER)
-            transaction.on_commit(lambda: tenant_available_ensure(tenant=tenant))
+            outbox_add(topic=Topic.BALANCE_ENSURE, tenant_id=tenant.pk)
     except IntegrityError:
         raise ApiError("slug_taken", f"the slug {slug!r} is already taken", param="slug") from None
     return tenant
@@ -42,8 +42,6 @@ def tenant_create(*, slug: str, name: str, owner: User) -> Tenant:
 
 def tenant_update(*, tenant: Tenant, **fields: Any) -> Tenant:
     """Update tenant settings; limits, routing or billing changes reach the gateway after commit."""
-    from apikeys.publish import publish_tenant_keys
-
     changed = [name for name, value in fields.items() if getattr(tenant, name) != value]
     if not changed:
         return tenant
@@ -53,24 +51,18 @@ def tenant_update(*, tenant: Tenant, **fields: Any) -> Tenant:
             setattr(tenant, name, fields[name])
         tenant.save(update_fields=changed)
         if GATEWAY_FIELDS.intersection(changed):
-            transaction.on_commit(lambda: publish_tenant_keys(tenant))
+            outbox_add(topic=Topic.TENANT_KEYS, tenant_id=tenant.pk)
         if (credit_delta := _credit_micros(tenant) - credit_before) != 0:
-            transaction.on_commit(lambda: _spendable_republish(tenant, credit_delta))
+            # A billing mode or credit limit change reaches the gateway's balance counter at once (not after
+            # reconciliation). Race: requests settle against the counter meanwhile; moving it by the difference
+            # keeps their holds and charges, where a SET from the ledger would lose the ones not yet ingested.
+            outbox_add(topic=Topic.BALANCE_ADJUST, tenant_id=tenant.pk, delta_micros=credit_delta)
     return tenant
 
 
 def _credit_micros(tenant: Tenant) -> int:
     """What the gateway may lend the tenant beyond its balance: the credit limit, when postpaid."""
     return tenant.credit_limit_micros if tenant.billing_mode == BillingMode.POSTPAID else 0
-
-
-def _spendable_republish(tenant: Tenant, credit_delta: int) -> None:
-    """A billing mode or credit limit change reaches the gateway's balance counter at once (not after
-    reconciliation). Race: requests settle against the counter meanwhile; INCRBY of the difference keeps
-    their holds and charges, where a SET from the ledger would lose the ones not yet ingested."""
-    from metering.services import tenant_available_adjust
-
-    tenant_available_adjust(tenant=tenant, delta_micros=credit_delta)
 
 
 def _owner_count(tenant_id: int) -> int:

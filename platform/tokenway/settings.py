@@ -64,6 +64,9 @@ INSTALLED_APPS = [
     "metering",
     "evaluation",
     "frontend",
+    "outbox",
+    "publishing",
+    "demodata",
 ]
 
 MIDDLEWARE = [

@@ -12,10 +12,9 @@ from __future__ import annotations
 import logging
 import os
 
-from apikeys.publish import publish_all_keys
-from catalog.publish import publish_catalog
 from contracts.redis_keys import STATE_MARKER
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
+from publishing.everything import gateway_state_publish
 from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
@@ -27,9 +26,8 @@ def redis_state_ensure() -> bool:
     if client.exists(STATE_MARKER):
         return False
     logger.warning("redis has no published state (first start or restarted empty): republishing")
-    publish_catalog()
+    published = gateway_state_publish()  # catalog, key records, balances (from the ledger)
     snapshot_publish(client=client, snapshot=build_snapshot())
-    keys = publish_all_keys()  # balances too (tenant_available_ensure, from the ledger)
     client.set(STATE_MARKER, os.urandom(8).hex())
-    logger.warning("republished the catalog, statistics and %d key records", keys)
+    logger.warning("republished the catalog, statistics, %d key records and balances", published.keys)
     return True

@@ -72,3 +72,21 @@ def test_product_code_importing_the_dev_tooling_or_a_fake_breaks_the_build(tmp_p
     assert "metering.billing -> fakes.stripe_meter (l.1)" in result.stdout
     assert "devtools.runall ->" not in result.stdout
     assert _broken(result.stdout) == 1
+
+
+def test_a_cycle_between_platform_apps_breaks_the_build(tmp_path):
+    _empty_packages(tmp_path)
+    (tmp_path / "publishing" / "keys.py").write_text("import apikeys.models\nimport credentials.selectors\n")
+    (tmp_path / "apikeys" / "models.py").write_text("import tenants.models\n")
+    (tmp_path / "credentials" / "selectors.py").write_text("")
+    (tmp_path / "tenants" / "models.py").write_text("import outbox.services\n")
+    (tmp_path / "outbox" / "services.py").write_text("")
+    result = _lint(tmp_path, str(tmp_path))
+    assert result.returncode == 0, result.stdout[-2000:]  # downward imports only: kept
+    (tmp_path / "tenants" / "services.py").write_text("import publishing.keys\n")  # "publish keys" from tenants
+    (tmp_path / "credentials" / "services.py").write_text("import apikeys.models\n")  # siblings are independent
+    result = _lint(tmp_path, str(tmp_path))
+    assert result.returncode == 1
+    assert "tenants.services -> publishing.keys (l.1)" in result.stdout
+    assert "credentials.services -> apikeys.models (l.1)" in result.stdout
+    assert _broken(result.stdout) == 1

@@ -25,13 +25,13 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from catalog.models import Offering
-from catalog.publish import publish_catalog
 from contracts.usage import Tokens, cost_micros
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from metering.consumer import UsageConsumer
 from metering.models import AccountKind, JournalLine, UsageRecord
 from metering.reconcile import check_provider_cost_drift, check_provider_invoices
 from metering.services import balance_topup, tenant_available_ensure
+from publishing.catalog_snapshot import publish_catalog
 from sim.server import SimHandle, start_in_thread
 from tests.catalogs import apply_catalog_file
 from tests.factories import issue_key

@@ -9,13 +9,13 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from apikeys.models import ApiKey
-from apikeys.publish import publish_all_keys
 from apikeys.selectors import usable_key_for_plaintext
 from apikeys.services import api_key_revoke, api_key_rotate, api_key_update_limits
 from contracts import redis_keys
 from contracts.apikey_format import hash_key, is_well_formed
 from contracts.keyrecord import KeyRecord
 from credentials.services import credential_create
+from publishing.keys import publish_all_keys
 from tenants.services import tenant_update
 from tests.factories import ProviderFactory, issue_key
 

@@ -194,7 +194,7 @@ def stripe_offline(localstripe_url, settings) -> Iterator[str]:
 @pytest.fixture
 def demo_catalog(sim_fleet, transactional_db, redis_client, settings) -> None:
     """demo/catalog.yaml with ``${SIM_BASE_URL}`` -> the in-process fleet, published for the gateway."""
-    from catalog.publish import publish_catalog
+    from publishing.catalog_snapshot import publish_catalog
     from tests.catalogs import apply_catalog_file
 
     settings.SIM_BASE_URL = sim_fleet.base_url

@@ -1,4 +1,4 @@
-"""Publish key records to Redis for the gateway (contracts.keyrecord, contracts.redis_keys).
+"""Key records in Redis for the gateway (contracts.keyrecord, contracts.redis_keys).
 
 A usable key has its KeyRecord JSON under ``key_record(hash)`` (expiring with the key);
 a revoked or expired key has none. Every change bumps ``KEYS_VERSION`` and publishes
@@ -90,15 +90,11 @@ def publish_tenant_keys(tenant: Tenant) -> int:
 
 def publish_all_keys() -> int:
     """Startup: write every usable key, delete records of keys that are gone, tell gateways to drop caches."""
-    from metering.services import tenant_available_ensure
-
     client = get_redis()
     known: set[str] = set()
     count = 0
     for tenant in Tenant.objects.all():
         count += publish_tenant_keys(tenant)
-        # A Redis that lost its data (restart without persistence) gets balances back from the ledger.
-        tenant_available_ensure(tenant=tenant)
         known.update(ApiKey.objects.filter(tenant=tenant).values_list("key_hash", flat=True))
     stale = [
         name

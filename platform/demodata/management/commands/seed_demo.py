@@ -6,10 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from apikeys.publish import publish_all_keys
-from catalog.publish import publish_catalog
+from demodata.seed import DEMO_EMAIL, DEMO_TENANT_SLUG, demo_key_path, seed_demo
 from metering.services import demo_credit_ensure
-from tenants.demo import DEMO_EMAIL, DEMO_TENANT_SLUG, demo_key_path, seed_demo
+from publishing.everything import gateway_state_publish
 
 
 class Command(BaseCommand):
@@ -18,8 +17,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         seed = seed_demo()
         demo_credit_ensure(seed.tenant)
-        publish_catalog()
-        publish_all_keys()
+        gateway_state_publish()
         state = "issued a new" if seed.key_created else "kept the existing"
         self.stdout.write(
             f"demo tenant {DEMO_TENANT_SLUG!r} (owner {DEMO_EMAIL}); {state} demo key in {demo_key_path()}"

@@ -1,0 +1,13 @@
+"""The periodic outbox drain: publishes what the on-commit drain could not (Redis was down)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from publishing.drain import outbox_drain
+from publishing.schedule import DRAIN_EVERY_S
+
+
+@shared_task(name="publishing.outbox_drain", ignore_result=True, expires=DRAIN_EVERY_S * 2)
+def outbox_drain_task() -> int:
+    return outbox_drain()
