@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -57,6 +58,8 @@ def _pct(values: list[float], pct: float) -> float:
 
 
 async def _one(session: Any, url: str, key: str, n: int, load: Load) -> None:
+    import aiohttp
+
     body = {"model": MODEL, "max_tokens": 16, "provider": {"only": [PROVIDER]},
             "messages": [{"role": "user", "content": f"Bench request {n}: say something short."}]}  # fmt: skip
     began = time.time()
@@ -68,7 +71,7 @@ async def _one(session: Any, url: str, key: str, n: int, load: Load) -> None:
                 load.latency.append(ended - began)
             else:
                 load.errors[str(response.status)] = load.errors.get(str(response.status), 0) + 1
-    except (TimeoutError, OSError) as exc:
+    except (TimeoutError, OSError, aiohttp.ClientError) as exc:
         load.errors[type(exc).__name__] = load.errors.get(type(exc).__name__, 0) + 1
 
 
@@ -149,7 +152,7 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 def _stack(
-    workdir: Path, env: dict[str, str], time_scale: float
+    workdir: Path, env: dict[str, str], time_scale: float, gateway_workers: int
 ) -> tuple[list[subprocess.Popen[bytes]], dict[str, str]]:
     """Meter emulator, simulated fleet (no random faults), gateway: separate processes on free ports."""
     import yaml
@@ -183,7 +186,11 @@ def _stack(
             env,
             workdir / "sim.log",
         ),
-        _spawn([py, "-m", "routing", "--port", str(ports["gateway"])], env, workdir / "gateway.log"),
+        _spawn(
+            [py, "-m", "routing", "--port", str(ports["gateway"]), "--workers", str(gateway_workers)],
+            env,
+            workdir / "gateway.log",
+        ),
     ]
     for port in ports.values():
         wait_for_port(port)
@@ -191,8 +198,8 @@ def _stack(
 
 
 def _tenant_and_key(sim_url: str) -> str:
-    from catalog.publish import publish_catalog
     from metering.services import tenant_available_ensure
+    from publishing.catalog_snapshot import publish_catalog
     from tenants.models import Tenant
     from tests.catalogs import apply_catalog_file
     from tests.factories import issue_key
@@ -221,8 +228,9 @@ def _wait_settled(load: Load, poller: LedgerPoller, meter_url: str) -> list[dict
 
 
 def measure(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> dict[str, Any]:
-    procs, urls = _stack(workdir, env, args.time_scale)
-    try:
+    procs, urls = _stack(workdir, env, args.time_scale, args.gateway_workers)
+    with contextlib.ExitStack() as stack:
+        stack.callback(_stop, procs)  # runs last: after the poller has stopped
         key = _tenant_and_key(urls["sim"])
         manage = [sys.executable, str(ROOT / "manage.py")]
         env_meter = {**env, "STRIPE_METER_API_BASE": urls["meter"], "STRIPE_API_KEY": "sk_test_bench"}
@@ -232,6 +240,7 @@ def measure(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> dic
         ]
         poller = LedgerPoller(args.poll_ms / 1000)
         poller.start()
+        stack.callback(_poller_stop, poller)  # its connection must close before the test database is dropped
         # Warm-up, not measured: until the consumer and the pusher are up and have caught up with it.
         warm = _run(run_load(f"{urls['gateway']}/v1/chat/completions", key, args.rate, 3.0))
         _wait_settled(warm, poller, urls["meter"])
@@ -241,15 +250,16 @@ def measure(args: argparse.Namespace, workdir: Path, env: dict[str, str]) -> dic
         elapsed = time.monotonic() - started
         meter_rows = _wait_settled(load, poller, urls["meter"])
         cpu = {name: after - cpu_before[name] for name, after in _cpu_seconds(procs).items()}
-        poller.stop.set()
-        poller.join(timeout=5)
-    finally:
-        _stop(procs)
     ledger = [poller.seen[rid] - end for rid, end in load.ended.items() if rid in poller.seen]
     meter = [
         row["accepted_at"] - load.ended[row["identifier"]] for row in meter_rows if row["identifier"] in load.ended
     ]
     return {"load": load, "elapsed": elapsed, "ledger": ledger, "meter": meter, "cpu": cpu}
+
+
+def _poller_stop(poller: LedgerPoller) -> None:
+    poller.stop.set()
+    poller.join(timeout=5)
 
 
 PROCESS_NAMES = ("meter emulator", "simulator", "gateway", "consumer", "meter pusher")  # _stack's, then measure's
@@ -261,8 +271,11 @@ def _cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
 
     used = {}
     for name, proc in zip(PROCESS_NAMES, procs, strict=True):
-        times = psutil.Process(proc.pid).cpu_times()
-        used[name] = times.user + times.system
+        used[name] = 0.0
+        with contextlib.suppress(psutil.Error):  # a process gone: its CPU is no longer known
+            parent = psutil.Process(proc.pid)
+            times = [p.cpu_times() for p in (parent, *parent.children(recursive=True))]  # gateway workers too
+            used[name] = sum(t.user + t.system for t in times)
     return used
 
 
@@ -274,7 +287,7 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
     print(f"\nBilling latency end to end through the gateway ({args.rate:.0f} req/s target for {args.duration:.0f} s: "
           f"{load.sent} requests started over {load.start_window:.1f} s = {started:.0f} req/s, {ok} answered 200, "
           f"all answered after {result['elapsed']:.1f} s; answer time p50 {_pct(load.latency, 50) * 1000:.0f} ms, "
-          f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; {os.cpu_count()} cores shared by the gateway, simulator, "
+          f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; gateway workers: {args.gateway_workers}; {os.cpu_count()} cores shared by the gateway, simulator, "
           f"consumer, meter pusher, PostgreSQL, Redis and this client)\n")  # fmt: skip
     print("| from request end (client has the whole answer) to | p50 | p90 | p99 | max | n | target p99 |")
     print("|---|---|---|---|---|---|---|")
@@ -303,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=60.0)
     parser.add_argument("--time-scale", type=float, default=0.005, help="sim latency scale (0.005: ~10 ms answers)")
     parser.add_argument("--poll-ms", type=int, default=50)
+    parser.add_argument(
+        "--gateway-workers", type=int, default=1, help="gateway processes (python -m routing --workers)"
+    )
     args, _unknown = parser.parse_known_args(argv)  # bench.run_all passes its arguments to every benchmark
 
     import django
