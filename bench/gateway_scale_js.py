@@ -48,7 +48,9 @@ server.keepAliveTimeout = 60000;
 server.listen(port, '127.0.0.1', 16384);
 """
 
-# argv: url, authorization ("" for none), streams, ramp_per_s, warm_s, window_s.
+# argv: url, authorization ("" for none), streams, ramp_per_s, warm_s, window_s. The ramp opens at most
+# ramp_per_s streams a second and keeps at most MAX_PENDING unanswered (it follows the server's accept pace
+# instead of overflowing its accept queue); it ends when all are answered or after RAMP_CAP_S.
 # Prints one JSON line when the window opens ({"window": "start"}) and one with the results.
 PACED_CLIENT_JS = r"""
 const http = require('http');
@@ -61,7 +63,11 @@ const body = JSON.stringify({model: 'bench-model', messages: [{role: 'user', con
 const headers = {'content-type': 'application/json', 'content-length': Buffer.byteLength(body)};
 if (auth) headers.authorization = auth;
 const BIN = 0.1, hist = new Uint32Array(200000);  // 0.1 ms bins up to 20 s
+const MAX_PENDING = 500, RAMP_CAP_S = 90;
+let answered = 0, rampEnded = 0;
 let open = 0, started = 0, ok = 0, non200 = 0, errors = 0, cut = 0, measuring = false, chunks = 0, maxDelay = 0;
+const codes = {};
+const failed = (e) => { open--; errors++; codes[e.code || e.message] = (codes[e.code || e.message] || 0) + 1; };
 const marker = /"content":"t(\d+\.\d+) /g;
 function record(text, at) {
   marker.lastIndex = 0;
@@ -77,6 +83,7 @@ function record(text, at) {
 function one() {
   open++; started++;
   const req = http.request(url, {method: 'POST', agent, headers}, (res) => {
+    answered++;
     if (res.statusCode !== 200) { non200++; res.resume(); res.on('end', () => { open--; }); return; }
     res.setEncoding('latin1');
     let tail = '', done = false;
@@ -90,9 +97,9 @@ function one() {
       if (text.includes('[DONE]')) done = true;
     });
     res.on('end', () => { open--; if (done) ok++; else cut++; });
-    res.on('error', () => { open--; errors++; });
+    res.on('error', failed);
   });
-  req.on('error', () => { open--; errors++; });
+  req.on('error', failed);
   req.end(body);
 }
 function pct(p) {
@@ -102,10 +109,12 @@ function pct(p) {
   return NaN;
 }
 const stepMs = 10, perStep = Math.max(1, Math.round(rampPerS * stepMs / 1000));
+const rampStart = now();
 const ramp = setInterval(() => {
-  for (let i = 0; i < perStep && started < streams; i++) one();
-  if (started >= streams) {
+  for (let i = 0; i < perStep && started < streams && started - answered - errors < MAX_PENDING; i++) one();
+  if ((started >= streams && answered + errors >= streams) || now() - rampStart > RAMP_CAP_S * 1000) {
     clearInterval(ramp);
+    rampEnded = (now() - rampStart) / 1000;
     setTimeout(() => {
       measuring = true;
       const t0 = now(), base = {ok, non200, errors, cut};
@@ -114,9 +123,9 @@ const ramp = setInterval(() => {
         measuring = false;
         const seconds = (now() - t0) / 1000;
         console.log(JSON.stringify({
-          window: 'end', seconds, open, started, chunks, chunks_per_s: chunks / seconds,
+          window: 'end', seconds, ramp_s: rampEnded, open, started, answered, chunks, chunks_per_s: chunks / seconds,
           p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: maxDelay,
-          ok, non200, errors, cut, failed_in_window: (non200 - base.non200) + (errors - base.errors) + (cut - base.cut),
+          ok, non200, errors, codes, cut, failed_in_window: (non200 - base.non200) + (errors - base.errors) + (cut - base.cut),
         }));
         process.exit(0);
       }, windowS * 1000);
