@@ -101,3 +101,38 @@ def test_leaderboard_at_phone_width_in_chinese(browser, live_url, transactional_
     assert width <= 390, f"page scrolls sideways at phone width ({width}px)"
     shot(page, "leaderboard-phone-zh")
     context.close()
+
+
+def test_keyboard_sort_url_legend_trends_and_model_page_refresh(page, personas, catalog):
+    from tests.frontend.site import populate
+
+    populate(personas, catalog)
+    page.goto("/")
+    page.wait_for_function("window.twLeaderboard && window.twLeaderboard.charts.scatter")
+    page.evaluate("window.samePage = true")
+    page.focus("th[data-key=tps] a.sort")  # headers are links: reachable and operable by keyboard
+    page.keyboard.press("Enter")
+    page.wait_for_function("location.search.includes('sort=tps') && location.search.includes('dir=asc')")
+    assert page.evaluate("window.samePage === true")  # sorted in place, not reloaded
+    assert _visible_providers(page)[:2] == ["siliconflow", "deepseek"]
+    page.fill("input[name=q]", "silicon")
+    page.wait_for_function("location.search.includes('q=silicon')")  # the filter is in the URL too
+    page.fill("input[name=q]", "")
+
+    legend = "#scatter-legend [data-provider=deepseek]"
+    page.focus(legend)
+    page.keyboard.press("Enter")  # hide a provider from the scatter
+    assert page.get_attribute(legend, "aria-pressed") == "false"
+    assert page.evaluate("window.twLeaderboard.charts.scatter.data.datasets.map(d => d.label)") == ["SiliconFlow"]
+    assert "1" in page.inner_text("#scatter-summary")
+
+    page.click("[data-trend-metric=tps]")
+    page.wait_for_function("window.twLeaderboard.trend.metric === 'tps'")
+    assert page.evaluate("window.twLeaderboard.charts.trend.data.datasets.length") == 2
+    assert "DeepSeek" in page.inner_text("#trend-incidents")  # the incident is listed as text as well
+
+    page.goto("/models/claude-sonnet-4.5/")
+    page.wait_for_selector("#lb-live.live-on")
+    group_send(LEADERBOARD_GROUP, {"type": "leaderboard.updated", "version": 3})
+    page.wait_for_function("window.twLeaderboard.refreshes >= 1")
+    assert _visible_providers(page) == ["anthropic"]  # a live refresh keeps the page's own model
