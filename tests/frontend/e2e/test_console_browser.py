@@ -52,9 +52,14 @@ def test_balance_and_request_log_update_without_reload(page, live_url, personas,
     page.goto("/console/acme/")
     page.wait_for_selector("#tenant-live.live-on")
     before = page.inner_text("#balance")
-    usage_ingest(events=[_usage_event(personas.tenant.pk, key.pk, catalog[0])])
+    assert page.inner_text("#requests-30d") == "1"
+    second = _usage_event(personas.tenant.pk, key.pk, catalog[0])
+    usage_ingest(events=[second])
     group_send(tenant_group(personas.tenant.pk), {"type": "billing.update"})
     page.wait_for_function("(b) => document.getElementById('balance').textContent !== b", arg=before, timeout=10_000)
+    # every overview counter and the latest requests follow, not only the balance
+    page.wait_for_function("document.getElementById('requests-30d').textContent === '2'", timeout=10_000)
+    page.wait_for_selector(f"#request-rows tr[data-request-id='{second.request_id}']", timeout=10_000)
     shot(page, "console-overview")
 
 
