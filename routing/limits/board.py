@@ -48,9 +48,11 @@ class Assessment:
     penalty: float = 0.0
     requests_left: float | None = None
     forecast: float = 0.0  # requests expected within the horizon
+    tokens_left: float | None = None
 
 
 CLEAR = Assessment()
+CACHE_PER_S = 10  # an offering's figures are recomputed at most every 0.1 s unless a send or a header moved them
 
 
 @dataclass(slots=True)
@@ -77,6 +79,9 @@ class OfferingLoad:
     shared_requests: int = 0  # the all-process counters at the last sync (limits.shared)
     shared_tokens: int = 0
     shared_seen: bool = False
+    version: int = 0  # bumped by every send and every observation taken (the cache's key)
+    cache_key: tuple[int, int] = (-1, 0)  # (version, tenth of a second)
+    cache: Assessment = CLEAR
 
 
 class LimitBoard:
@@ -119,6 +124,7 @@ class LimitBoard:
     def count(self, load: OfferingLoad, requests: int, tokens: int) -> None:
         """Requests sent now (ours, or other processes' learned at a sync)."""
         self._roll(load)
+        load.version += 1
         load.seq += requests
         load.tokens_sent += tokens
         load.count += requests
@@ -151,6 +157,7 @@ class LimitBoard:
         load.limit_tokens = headers.limit_tokens or load.limit_tokens
         load.reset_at = reset_at
         load.pending_seen = True
+        load.version += 1
 
     @staticmethod
     def _same_window(load: OfferingLoad, now: float, reset_at: float) -> bool:
@@ -171,24 +178,45 @@ class LimitBoard:
         load.left_requests, load.left_tokens = 0, None
         load.reset_at = now + retry_after_s
         load.pending_seen = True
+        load.version += 1
 
     # -- what the router reads -------------------------------------------------------------------
 
     def assess(self, offering: OfferingSnapshot, tokens: int) -> Assessment:
-        load = self._by_offering.get(offering.offering_id)
-        if load is None or not self.enabled:
-            return CLEAR
+        return self.assess_all([offering], tokens)[0]
+
+    def assess_all(self, offerings: list[OfferingSnapshot], tokens: int) -> list[Assessment]:
+        """One clock read for all candidates; an offering's figures are cached until it sends or learns
+        something, or for a tenth of a second (this runs for every candidate of every request)."""
+        if not self.enabled:
+            return [CLEAR] * len(offerings)
+        tick = int(self._clock() * CACHE_PER_S)
+        out = []
+        for offering in offerings:
+            load = self._by_offering.get(offering.offering_id)
+            if load is None:
+                out.append(CLEAR)
+                continue
+            if load.cache_key != (load.version, tick):
+                load.cache_key, load.cache = (load.version, tick), self._assessment(load, offering)
+            cached = load.cache
+            if not cached.exhausted and cached.tokens_left is not None and cached.tokens_left < tokens:
+                cached = Assessment(True, LOAD_PENALTY, cached.requests_left, cached.forecast, cached.tokens_left)
+            out.append(cached)
+        return out
+
+    def _assessment(self, load: OfferingLoad, offering: OfferingSnapshot) -> Assessment:
+        """What is left of one offering's window, the forecast, the demotion (no request's size yet)."""
         self._roll(load)
-        now = self._clock()
-        requests_left, tokens_left, window_s = self._left(load, offering, now)
-        if (requests_left is not None and requests_left < 1) or (tokens_left is not None and tokens_left < tokens):
-            return Assessment(True, LOAD_PENALTY, requests_left)
+        requests_left, tokens_left, window_s = self._left(load, offering, self._clock())
+        if requests_left is not None and requests_left < 1:
+            return Assessment(True, LOAD_PENALTY, requests_left, 0.0, tokens_left)
         forecast = load.holt.over(min(HORIZON_S, window_s))
         ratio = 0.0 if requests_left is None else forecast / requests_left
         if tokens_left is not None and load.seq:
             ratio = max(ratio, forecast * load.tokens_sent / load.seq / max(tokens_left, 1))
         share = min(1.0, max(0.0, (ratio - DEMOTE_FROM) / (FULL_AT - DEMOTE_FROM)))
-        return Assessment(False, LOAD_PENALTY * share, requests_left, forecast)
+        return Assessment(False, LOAD_PENALTY * share, requests_left, forecast, tokens_left)
 
     def _left(
         self, load: OfferingLoad, offering: OfferingSnapshot, now: float

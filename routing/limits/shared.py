@@ -101,6 +101,7 @@ def _adopt(load: OfferingLoad, values: dict[str, float], seq: int, tokens: int) 
     load.limit_tokens = _none(values.get("Lt")) or load.limit_tokens
     load.seen_at, load.reset_at = values["at"], values.get("rs", 0.0)
     load.seen_seq, load.seen_tokens = seq, tokens
+    load.version += 1
 
 
 async def sync_once(redis: PipelinedRedis, board: LimitBoard) -> None:

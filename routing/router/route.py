@@ -83,7 +83,7 @@ def within_limits(
     if limits is None:
         return pool, [CLEAR] * len(pool)
     tokens = rate_tokens(need)
-    assessed = [limits.assess(o, tokens) for o in pool]
+    assessed = limits.assess_all(pool, tokens)
     if all(a.exhausted for a in assessed) or not any(a.exhausted for a in assessed):
         return pool, assessed
     dropped.extend((o, "near_limit") for o, a in zip(pool, assessed, strict=True) if a.exhausted)
