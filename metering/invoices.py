@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from catalog.models import Offering
+from catalog.models import Offering, Provider
 from metering.ledger import JournalSpec, journals_post
 from metering.models import AccountKind, JournalLine, ProviderInvoiceLine
 from metering.provider_truth import InvoiceMatch, invoice_matches
@@ -149,7 +149,10 @@ class ImportResult:
 
 
 def provider_invoice_import(*, provider: str, lines: list[ParsedLine], source: str = "") -> ImportResult:
-    """Store the lines (a re-import replaces them) and book each line's difference to the ledger, once."""
+    """Store the lines (a re-import replaces them) and book each line's difference to the ledger, once.
+    A provider not in our catalog is refused: a mistyped slug must not book a whole invoice as unmatched."""
+    if not Provider.objects.filter(slug=provider).exists():
+        raise InvoiceError(f"provider {provider!r} is not in our catalog")
     names = _offerings(provider)
     now = timezone.now()
     with transaction.atomic():

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from metering.invoices import InvoiceError, invoice_parse
 from metering.models import AccountKind, Balance, JournalLine, ProviderInvoiceLine
 from metering.reconcile import check_provider_invoices
+from tests.factories import ProviderFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,7 +61,14 @@ def test_rows_of_a_day_and_model_are_summed_and_timestamps_fall_on_their_utc_day
         invoice_parse("")
 
 
+def test_a_provider_not_in_our_catalog_is_refused_and_nothing_is_imported(tmp_path):
+    _out, error = _import(tmp_path, "date,model,amount_usd\n2026-11-29,m,2.50\n", provider="acmee")
+    assert error is not None and error.returncode == 2 and "provider 'acmee' is not in our catalog" in str(error)
+    assert not ProviderInvoiceLine.objects.exists() and not JournalLine.objects.exists()
+
+
 def test_a_model_not_in_our_catalog_is_booked_reported_and_never_booked_twice(tmp_path, redis_client):
+    ProviderFactory(slug="acme")
     today = dt.datetime.now(dt.UTC).date()
     text = f"date,model,amount_usd\n{today},mystery-model,2.50\n"
     for _ in range(2):

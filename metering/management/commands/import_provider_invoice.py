@@ -3,7 +3,7 @@ export into the books, reconciled per day and offering against our usage records
 
 Prints one row per (day, model): invoiced, booked by our usage journals, our computed cost, the ratio and a
 verdict; exits 1 when a line drifts more than 1% from our computation (over- or under-billed, or more tokens
-invoiced than recorded). A malformed file imports nothing and names the bad line (exit 2).
+invoiced than recorded). A malformed file or a provider not in our catalog imports nothing (exit 2).
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ class Command(BaseCommand):
         path: Path = options["path"]
         try:
             lines = invoice_parse(path.read_text(encoding="utf-8-sig"))
+            result = provider_invoice_import(provider=options["provider"], lines=lines, source=path.name)
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"{path}: {exc}", returncode=2) from exc
         except InvoiceError as exc:
             raise CommandError(f"{path}: {exc}; nothing imported", returncode=2) from exc
-        result = provider_invoice_import(provider=options["provider"], lines=lines, source=path.name)
         self.stdout.write(
             "day\tmodel\toffering\trequests\tinvoiced_micros\tbooked_micros\tcomputed_micros\tratio\tverdict"
         )
