@@ -92,5 +92,5 @@ async def tracked(
     except BaseException:
         limits.finished(ticket, None)
         raise
-    limits.finished(ticket, parse(opened.response.headers))
+    limits.finished(ticket, parse(opened.response.headers) if limits.wants_headers(ticket) else None)
     return opened

@@ -29,6 +29,9 @@ WINDOW_S = 60  # providers' RPM/TPM windows; the prior's sliding window
 HORIZON_S = 15.0  # forecast window: far enough to leave before the cliff, near enough to be right
 DEMOTE_FROM = 0.7  # forecast ÷ what is left where demotion starts
 FULL_AT = 1.2  # ... and where it is full
+REREAD_EVERY = 16  # far from the limit, headers are read from one answer in this many
+ROOMY_REQUESTS = 100  # ... when more than this many requests, and a quarter of the limit, are left
+ROOMY_SHARE = 0.25
 SAME_WINDOW_S = 2.0  # two answers whose refill instants are this close describe the same window
 LOAD_PENALTY = 3.0  # score units at full demotion (an error share of 1, or 3+ price doublings)
 
@@ -168,6 +171,17 @@ class LimitBoard:
         requests = None if load.left_requests is None else load.left_requests - (load.seq - load.seen_seq)
         tokens = None if load.left_tokens is None else load.left_tokens - (load.tokens_sent - load.seen_tokens)
         return requests, tokens, load.reset_at
+
+    def wants_headers(self, ticket: Ticket) -> bool:
+        """Whether an answer's rate-limit headers are worth reading (~15 µs): always near the limit, at
+        the first answer and after a refill; far from it one answer in ``REREAD_EVERY`` is enough, as
+        our own send count keeps the estimate on the safe side in between."""
+        load = self._by_offering.get(ticket.offering_id)
+        if load is None or not load.seen_at or self._clock() >= load.reset_at or ticket.seq % REREAD_EVERY == 0:
+            return True
+        requests, tokens, _ = self._left_in_window(load)
+        tight = requests is not None and requests < max(ROOMY_REQUESTS, (load.limit_requests or 0) * ROOMY_SHARE)
+        return tight or (tokens is not None and tokens < (load.limit_tokens or 0) * ROOMY_SHARE)
 
     def throttled(self, ticket: Ticket, retry_after_s: float) -> None:
         """A 429: nothing left until ``Retry-After`` whatever the last headers said."""

@@ -208,3 +208,20 @@ def test_a_sync_in_flight_across_a_reset_writes_nothing_into_the_new_state(redis
 
     asyncio.run(scenario())
     assert board.items() == []
+
+
+def test_headers_are_read_near_the_limit_and_now_and_then_far_from_it():
+    clock = ManualClock(T0)
+    board = LimitBoard(clock=clock)
+    roomy = {"x-ratelimit-limit-requests": "5000", "x-ratelimit-remaining-requests": "4000",
+             "x-ratelimit-reset-requests": "30s"}  # fmt: skip
+    first = board.sent(5, 100)
+    assert board.wants_headers(first)  # nothing known yet
+    board.finished(first, parse(roomy))
+    read = [board.wants_headers(board.sent(5, 100)) for _ in range(32)]
+    assert sum(read) == 2  # one answer in 16 while thousands are left
+    ticket = board.sent(5, 100)
+    board.finished(ticket, parse({**roomy, "x-ratelimit-remaining-requests": "90"}))
+    assert board.wants_headers(board.sent(5, 100))  # near the limit: every answer
+    clock.advance(31)
+    assert board.wants_headers(board.sent(5, 100))  # the window refilled: look again
