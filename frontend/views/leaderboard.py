@@ -141,8 +141,14 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "windows": WINDOWS,
         "trend_windows": TREND_WINDOWS,
         "rows_json": [row.as_json() for row in rows],
-        "trend": trend(rows=rows, window=_trend_window(params["window"]), region=region),
     }
+
+
+def _with_trend(context: dict[str, Any]) -> dict[str, Any]:
+    """The page's first trend (TTFT over the page's window); tabs load the others from trend.json."""
+    region = context["params"]["region"] or ALL_REGIONS
+    context["trend"] = trend(rows=context["rows"], window=_trend_window(context["params"]["window"]), region=region)
+    return context
 
 
 def _trend_window(window: str) -> str:
@@ -151,7 +157,9 @@ def _trend_window(window: str) -> str:
 
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "frontend/leaderboard/index.html", _context(request))
+    context = _with_trend(_context(request))
+    _regions_context(context)
+    return render(request, "frontend/leaderboard/index.html", context)
 
 
 @require_GET
@@ -163,7 +171,7 @@ def rows_fragment(request: HttpRequest) -> HttpResponse:
 @require_GET
 def rows_json(request: HttpRequest) -> JsonResponse:
     context = _context(request)
-    return JsonResponse({"rows": context["rows_json"], "trend": context["trend"], "notices": context["notices"]})
+    return JsonResponse({"rows": context["rows_json"], "notices": context["notices"]})
 
 
 @require_GET
@@ -198,7 +206,7 @@ def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("unknown model")
     context["title_model"] = next((name for s, name in context["models"] if s == slug), slug)
     _regions_context(context)
-    return render(request, "frontend/leaderboard/model.html", context)
+    return render(request, "frontend/leaderboard/model.html", _with_trend(context))
 
 
 @require_GET
@@ -208,7 +216,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("unknown provider")
     context["title_provider"] = next((name for s, name in context["providers"] if s == slug), slug)
     _regions_context(context)
-    return render(request, "frontend/leaderboard/provider.html", context)
+    return render(request, "frontend/leaderboard/provider.html", _with_trend(context))
 
 
 @require_GET
