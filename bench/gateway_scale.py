@@ -141,21 +141,22 @@ def measure_level(streams: int, workdir: Path, chunks: int) -> Level:
 
 def table(levels: list[Level], load: str) -> str:
     head = (
-        "| open streams | ramp (s) | failed streams | gateway RSS (MB) | memory per open stream (KB) | relayed chunks/s | "
+        "| streams asked | open via gateway | ramp (s) | failed streams | gateway RSS (MB) | memory per open stream (KB) | relayed chunks/s | "
         "gateway CPU (cores) | CPU per chunk (µs) | chunk delay p50 / p99 via gateway (ms) | "
         "same client direct p50 / p99 (ms) | added p99 (ms) |"
     )
-    lines = [head, "|---" * 11 + "|"]
+    lines = [head, "|---" * 12 + "|"]
     for lv in levels:
         if lv.error:
-            lines.append(f"| {lv.streams:,} | n/a: {lv.error} |" + " |" * 9)
+            lines.append(f"| {lv.streams:,} | n/a: {lv.error} |" + " |" * 10)
             continue
         v, d = lv.via, lv.direct
         failed = v["non200"] + v["errors"] + v["cut"]
-        per_stream_kb = (v["rss_mb"] - v["rss_idle_mb"]) * 1024 / lv.streams
+        opened = v.get("answered", lv.streams) - v["non200"] - v["errors"] - v["cut"]
+        per_stream_kb = (v["rss_mb"] - v["rss_idle_mb"]) * 1024 / max(1, opened)
         per_chunk_us = v["cpu_cores"] * 1e6 / v["chunks_per_s"] if v["chunks_per_s"] else float("nan")
         lines.append(
-            f"| {lv.streams:,} | {v.get('ramp_s', 0):.0f} | {failed} | {v['rss_mb']:.0f} | {per_stream_kb:.1f} | {v['chunks_per_s']:,.0f} | "
+            f"| {lv.streams:,} | {opened:,} | {v.get('ramp_s', 0):.0f} | {failed} | {v['rss_mb']:.0f} | {per_stream_kb:.1f} | {v['chunks_per_s']:,.0f} | "
             f"{v['cpu_cores']:.2f} | {per_chunk_us:.1f} | {v['p50_ms']:.1f} / {v['p99_ms']:.1f} | "
             f"{d['p50_ms']:.1f} / {d['p99_ms']:.1f} | {v['p99_ms'] - d['p99_ms']:+.1f} |"
         )
