@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import REGISTRY, Counter, Histogram, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -21,18 +21,25 @@ from routing.asgi_io import Scope, Send, header_map, respond
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 TTFT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 60)
 
-REQUESTS = Counter("tokenway_gateway_requests", "Gateway calls by endpoint and HTTP status.", ["endpoint", "status"])
+# The gateway's own registry: its /metrics never runs another part's collectors (the platform's read
+# the database, which cannot run on the gateway's event loop); the web process renders both.
+GATEWAY_REGISTRY = CollectorRegistry()
+
+REQUESTS = Counter(
+    "tokenway_gateway_requests", "Gateway calls by endpoint and HTTP status.", ["endpoint", "status"],
+    registry=GATEWAY_REGISTRY,
+)  # fmt: skip
 DURATION = Histogram(
     "tokenway_gateway_request_duration_seconds", "Whole call, first byte in to last byte out.", ["endpoint"],
-    buckets=LATENCY_BUCKETS,
+    buckets=LATENCY_BUCKETS, registry=GATEWAY_REGISTRY,
 )  # fmt: skip
 TTFT = Histogram(
     "tokenway_gateway_ttft_seconds", "Arrival to the upstream's first byte, per provider.", ["provider"],
-    buckets=TTFT_BUCKETS,
+    buckets=TTFT_BUCKETS, registry=GATEWAY_REGISTRY,
 )  # fmt: skip
 UPSTREAM_FAILURES = Counter(
     "tokenway_gateway_upstream_failures", "Failed attempts before the first byte, by provider and kind.",
-    ["provider", "kind"],
+    ["provider", "kind"], registry=GATEWAY_REGISTRY,
 )  # fmt: skip
 
 __all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "serve_metrics"]
@@ -136,7 +143,7 @@ def _capacity(gateway: Any) -> dict[str, float]:
 
 
 GATEWAYS = GatewayCollector()
-REGISTRY.register(GATEWAYS)
+GATEWAY_REGISTRY.register(GATEWAYS)
 
 
 async def serve_metrics(scope: Scope, send: Send, token: str) -> None:
@@ -147,4 +154,25 @@ async def serve_metrics(scope: Scope, send: Send, token: str) -> None:
     ):
         await respond(send, 403, b"metrics: loopback or bearer token only\n", [], b"text/plain; charset=utf-8")
         return
-    await respond(send, 200, generate_latest(REGISTRY), [], CONTENT_TYPE.encode())
+    await respond(send, 200, exposition(GATEWAY_REGISTRY, REGISTRY), [], CONTENT_TYPE.encode())
+
+
+class _Chained(Collector):
+    def __init__(self, registries: tuple[CollectorRegistry, ...]) -> None:
+        self._registries = registries
+
+    def collect(self) -> Iterator[Any]:
+        for registry in self._registries:
+            yield from registry.collect()
+
+
+def merged(*registries: CollectorRegistry) -> CollectorRegistry:
+    """A registry that reads several (their metric names are disjoint)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Chained(registries))
+    return registry
+
+
+def exposition(*registries: CollectorRegistry) -> bytes:
+    """One Prometheus text page of several registries."""
+    return generate_latest(merged(*registries))

@@ -14,7 +14,7 @@ import redis
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
-from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -22,6 +22,7 @@ from contracts.metrics_access import CONTENT_TYPE, metrics_allowed
 from evaluation.freshness import probe_age_by_region
 from metering.lag import meter_lag, usage_stream_lag
 from metering.models import ReconciliationFinding
+from routing.metrics import GATEWAY_REGISTRY, merged
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
 from tokenway.redis_client import get_redis
 from tokenway.task_metrics import task_outcomes
@@ -100,8 +101,12 @@ class PlatformCollector(Collector):
         yield ages
 
 
-PLATFORM = PlatformCollector()
-REGISTRY.register(PLATFORM)
+PLATFORM_REGISTRY = CollectorRegistry(auto_describe=False)
+PLATFORM_REGISTRY.register(PlatformCollector())
+
+
+# This process's figures (Python process and GC), the platform's, and the gateway's when it runs here.
+PAGE = merged(REGISTRY, PLATFORM_REGISTRY, GATEWAY_REGISTRY)
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
@@ -112,4 +117,4 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     )
     if not allowed:
         return HttpResponse("metrics: loopback or bearer token only\n", status=403, content_type="text/plain")
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE)
+    return HttpResponse(generate_latest(PAGE), content_type=CONTENT_TYPE)

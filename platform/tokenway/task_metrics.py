@@ -10,7 +10,6 @@ from typing import Any
 
 import redis
 from celery.signals import task_postrun, worker_ready
-from django.conf import settings
 
 from tokenway.redis_client import get_redis
 
@@ -38,19 +37,22 @@ def _on_postrun(sender: Any = None, state: str | None = None, **_: Any) -> None:
     count_outcome(str(name), (state or "UNKNOWN").lower())
 
 
-def serve_process_metrics(**_: Any) -> None:
-    """``TOKENWAY_METRICS_PORT``: this process serves /metrics on that loopback port (a scraper on the host)."""
+def serve_process_metrics(**_: Any) -> Any:
+    """``TOKENWAY_METRICS_PORT``: this process serves /metrics on that loopback port (a scraper on the
+    host); returns the server (None when no port is set or it is taken)."""
     port = os.environ.get("TOKENWAY_METRICS_PORT", "")
     if not port:
-        return
+        return None
     from prometheus_client import start_http_server
 
-    import tokenway.metrics  # noqa: F401  (registers the platform figures)
+    from tokenway.metrics import PAGE
 
     try:
-        start_http_server(int(port), addr=getattr(settings, "METRICS_BIND", "127.0.0.1"))
+        server, _thread = start_http_server(int(port), addr="127.0.0.1", registry=PAGE)
     except OSError as exc:
         log.warning("metrics port %s not served: %s", port, exc)
+        return None
+    return server
 
 
 task_postrun.connect(_on_postrun, weak=False)

@@ -100,3 +100,31 @@ def test_only_loopback_or_the_bearer_token_may_read(client, settings, redis_clie
 )
 def test_metrics_access_rule(host, auth, token, allowed):
     assert metrics_allowed(client_host=host, authorization=auth, token=token) is allowed
+
+
+def test_the_web_page_carries_the_gateway_running_in_the_same_process(client, redis_client):
+    """make run: one process serves the console and the gateway; its /metrics shows both."""
+    from routing.metrics import observe_request
+
+    observe_request("/v1/messages", 429, 0.01)
+    figures = _samples(client.get("/metrics"))
+    assert figures[("tokenway_gateway_requests_total", (("endpoint", "/v1/messages"), ("status", "429")))] >= 1
+    assert ("tokenway_usage_stream_length", ()) in figures
+
+
+def test_a_worker_serves_its_own_page_on_its_loopback_port(monkeypatch, redis_client):
+    import requests
+
+    from devtools.ports import free_port
+    from tokenway.task_metrics import serve_process_metrics
+
+    port = free_port()
+    monkeypatch.setenv("TOKENWAY_METRICS_PORT", str(port))
+    server = serve_process_metrics()
+    try:
+        response = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert response.status_code == 200
+    assert "tokenway_billing_lag_seconds" in response.text and "process_cpu_seconds_total" in response.text

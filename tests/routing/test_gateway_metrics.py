@@ -30,6 +30,10 @@ def _count(figures, name: str, **labels: str) -> float:
 
 
 def test_calls_are_counted_by_endpoint_and_status(gateway, tenant):
+    """Also with the platform's figures registered in this process (they read the database, which the
+    gateway's event loop must never do): the gateway's page runs only its own collectors."""
+    import tokenway.metrics  # noqa: F401
+
     before = _scrape(gateway.base_url)
     body = {"model": "deepseek-v3.2", "messages": MSG, "max_tokens": 10}
     ok = requests.post(
