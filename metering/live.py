@@ -12,7 +12,9 @@ from channels.layers import get_channel_layer
 
 from contracts.redis_keys import tenant_group
 from contracts.usage import UsageEvent
+from metering.alerts import spend_alerts_check
 from metering.ingest import IngestResult
+from metering.ledger import tenant_account_balance
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +54,6 @@ def _send(layer: Any, tenant_id: int, message: dict[str, object]) -> None:
 
 def ingest_followup(result: IngestResult) -> None:
     """After a batch commits: push balance and usage to each tenant's console, then check spend alerts."""
-    from metering.alerts import spend_alerts_check
-    from metering.ledger import tenant_account_balance
-
     per_tenant: dict[int, list[UsageEvent]] = {}
     for event in result.inserted:
         per_tenant.setdefault(event.tenant_id, []).append(event)

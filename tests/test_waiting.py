@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from tests.waiting import ManualClock, wait_until
+from tests.waiting import ManualClock, poll_until, wait_until
 
 
 def test_wait_until_returns_the_first_truthy_value_without_waiting_longer():
@@ -18,6 +18,12 @@ def test_wait_until_returns_the_first_truthy_value_without_waiting_longer():
 def test_wait_until_fails_with_the_message_when_the_condition_never_holds():
     with pytest.raises(AssertionError, match=r"not within 0\.05s: the worker stayed busy"):
         wait_until(lambda: False, timeout=0.05, message="the worker stayed busy", interval=0.01)
+
+
+def test_poll_until_returns_the_last_value_when_the_condition_never_holds():
+    polls = itertools.count()
+    assert poll_until(lambda: next(polls) >= 1000 and "ready", timeout=0.05, interval=0.01) is False
+    assert 2 <= next(polls) < 1000  # polled until the timeout, then gave the falsy value back
 
 
 def test_manual_clock_moves_only_when_advanced():

@@ -5,6 +5,15 @@ A fixed sleep is either too short on a slow machine (a flaky test) or too long e
 as it holds; when it does not hold within ``timeout`` it fails with ``message``. When the time
 itself is the behaviour under test (a cooldown, a window), give the code a clock seam and move
 a ``ManualClock``.
+
+Sleeps left in the tests on purpose, where the sleep is the behaviour: a slow or hanging upstream or app
+(tests/evaluation/upstream.py, tests/platform/test_asgi.py), a long-running child process
+(tests/platform/test_supervisor.py), an outage or a fault held for a set time and the load's pacing
+(tests/reliability/). Two still wait a fixed time to see that nothing more happens (one more spool
+replay round in tests/routing/test_redis_outage.py, no second usage event in
+tests/routing/test_first_byte_failover.py), and tests/routing/test_spool.py waits out the Redis
+client's fail-fast window: each needs a seam in the gateway (a replay-round counter, a clock for the
+client) to wait on instead.
 """
 
 from __future__ import annotations
@@ -18,16 +27,23 @@ T = TypeVar("T")
 INTERVAL_S = 0.02  # short enough to add little to a test, long enough not to spin a core
 
 
-def wait_until(predicate: Callable[[], T], *, timeout: float, message: str, interval: float = INTERVAL_S) -> T:
-    """Poll ``predicate`` until it returns a truthy value, and return that value."""
+def poll_until(predicate: Callable[[], T], *, timeout: float, interval: float = INTERVAL_S) -> T:
+    """Poll ``predicate`` until it returns a truthy value or ``timeout`` passes; return its last value
+    (falsy on timeout: for callers that report what they found rather than fail)."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
-        if value:
+        if value or time.monotonic() >= deadline:
             return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"not within {timeout:g}s: {message}")
         time.sleep(interval)
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float, message: str, interval: float = INTERVAL_S) -> T:
+    """Poll ``predicate`` until it returns a truthy value, and return that value."""
+    value = poll_until(predicate, timeout=timeout, interval=interval)
+    if not value:
+        raise AssertionError(f"not within {timeout:g}s: {message}")
+    return value
 
 
 class ManualClock:

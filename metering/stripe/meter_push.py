@@ -21,6 +21,7 @@ from django.utils import timezone
 from metering.crash import crash_point
 from metering.models import MeterEvent, MeterStatus
 from metering.stripe.client import MeterEventOut, MeterSessionExpired, meter_events_send
+from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -95,8 +96,6 @@ def _expire_old() -> int:
 
 def _attach_customers() -> int:
     """Rows written before the tenant had a Stripe customer pick it up once it exists."""
-    from tenants.models import Tenant
-
     waiting = MeterEvent.objects.filter(status=MeterStatus.PENDING, customer_id="")
     count = 0
     for tenant_id in waiting.values_list("tenant_id", flat=True).distinct():

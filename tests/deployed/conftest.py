@@ -24,6 +24,7 @@ import pytest
 import requests
 
 from devtools.ports import free_port
+from tests.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[2]
 BANNER = "Tokenway is running"
@@ -85,13 +86,13 @@ def _stack_env(port: int, sim_port: int, data_dir: Path) -> dict[str, str]:
 
 
 def _wait_for_banner(stack: Stack) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while BANNER not in stack.output():
-        if stack.process.poll() is not None:
-            pytest.fail(f"make run exited with {stack.process.returncode}:\n{stack.output()[-4000:]}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"no banner within {START_TIMEOUT_S}s:\n{stack.output()[-4000:]}")
-        time.sleep(0.25)
+    poll_until(
+        lambda: BANNER in stack.output() or stack.process.poll() is not None, timeout=START_TIMEOUT_S, interval=0.25
+    )
+    if stack.process.poll() is not None:
+        pytest.fail(f"make run exited with {stack.process.returncode}:\n{stack.output()[-4000:]}")
+    if BANNER not in stack.output():
+        pytest.fail(f"no banner within {START_TIMEOUT_S}s:\n{stack.output()[-4000:]}")
 
 
 def _stop(stack: Stack) -> tuple[int, float]:

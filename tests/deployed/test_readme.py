@@ -7,7 +7,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -16,6 +15,7 @@ import requests
 
 from devtools.ports import free_port, wait_for_port
 from tests.deployed.conftest import ROOT, curl_from_banner
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 README = (ROOT / "README.md").read_text()
@@ -122,12 +122,10 @@ def test_the_readme_standalone_gateway_serves_next_to_the_running_stack(stack):
 def test_the_readme_region_worker_joins_the_running_stack(stack):
     command = _readme_command(r"`(TOKENWAY_REGION=<name> PYTHONPATH=\S+ \.venv/bin/celery .+probes\.<name>)`")
     with _background(command.replace("<name>", "testregion"), stack.env) as worker:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def joined() -> bool:
             workers = requests.get(f"{stack.base_url}/healthz", timeout=10).json()["components"]["queues"]["workers"]
-            if any(name.startswith("celery@") for name in workers):  # Celery's default node name
-                break
             assert worker.poll() is None, "the region worker exited"
-            time.sleep(1)
-        else:
-            pytest.fail("the region worker never sent its heartbeat")
+            return any(name.startswith("celery@") for name in workers)  # Celery's default node name
+
+        wait_until(joined, timeout=60, message="the region worker never sent its heartbeat", interval=1)

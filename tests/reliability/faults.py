@@ -20,6 +20,7 @@ import redis
 
 from contracts import redis_keys as rk
 from tests.deployed.conftest import Stack
+from tests.waiting import wait_until
 from tokenway.env import read_stack_env
 
 POLL_S = 0.1
@@ -45,13 +46,15 @@ def kill_9(stack: Stack, name: str) -> int:
 def wait_restarted(stack: Stack, name: str, old_pid: int, *, timeout: float = 60.0) -> float:
     """Seconds until the supervisor runs ``name`` again under a new pid."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
+
+    def restarted() -> bool:
         with contextlib.suppress(OSError, ValueError, KeyError):
             row = process_row(stack, name)
-            if row["state"] == "running" and row["pid"] not in (None, old_pid):
-                return time.monotonic() - started
-        time.sleep(POLL_S)
-    raise AssertionError(f"{name} not restarted within {timeout:g}s")
+            return row["state"] == "running" and row["pid"] not in (None, old_pid)
+        return False
+
+    wait_until(restarted, timeout=timeout, message=f"{name} not restarted", interval=POLL_S)
+    return time.monotonic() - started
 
 
 def redis_crash(stack: Stack, *, down_ms: int) -> None:

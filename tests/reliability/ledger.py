@@ -6,6 +6,8 @@ import time
 
 import psycopg
 
+from tests.waiting import poll_until
+
 SETTLE_TIMEOUT_S = 90.0  # the consumer catching up after a fault, Redis replay of spools included
 
 
@@ -25,16 +27,21 @@ def _counts(db_url: str, request_ids: list[str]) -> tuple[dict[str, int], dict[s
 def lost_and_double_billed(db_url: str, request_ids: list[str]) -> tuple[int, int, float]:
     """Waits until every id is recorded (or the timeout); returns (lost, double-billed, seconds waited)."""
     started = time.monotonic()
-    while True:
+    seen: list[tuple[int, int]] = []
+
+    def settled() -> bool:
         try:
             usage, journals = _counts(db_url, request_ids)
         except psycopg.OperationalError:
             usage, journals = {}, {}
         lost = sum(1 for rid in request_ids if rid not in usage)
         double = sum(1 for n in usage.values() if n > 1) + sum(1 for n in journals.values() if n > 1)
-        if lost == 0 or time.monotonic() - started > SETTLE_TIMEOUT_S:
-            return lost, double, time.monotonic() - started
-        time.sleep(0.5)
+        seen.append((lost, double))
+        return lost == 0
+
+    poll_until(settled, timeout=SETTLE_TIMEOUT_S, interval=0.5)
+    lost, double = seen[-1]
+    return lost, double, time.monotonic() - started
 
 
 def lost_detail(stack: object, db_url: str, request_ids: list[str]) -> str:

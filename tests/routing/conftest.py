@@ -15,6 +15,7 @@ import requests as httpx
 from sim.server import SimHandle, start_in_thread
 from tests.catalogs import sim_catalog
 from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog, test_config
+from tests.waiting import poll_until
 
 TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms
 
@@ -69,12 +70,8 @@ def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Re
 
 
 def _wait_catalog(server: ServerThread) -> None:
-    import time
-
     gateway = server.gateway
-    deadline = time.monotonic() + 2
-    while not gateway.catalog.by_model and time.monotonic() < deadline:
-        time.sleep(0.01)
+    poll_until(lambda: gateway.catalog.by_model, timeout=2, interval=0.01)
 
 
 @pytest.fixture

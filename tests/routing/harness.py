@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,6 +18,7 @@ from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
 from devtools.ports import free_port
 from routing.config import GatewayConfig
+from tests.waiting import poll_until
 
 
 class ServerThread:
@@ -33,11 +33,9 @@ class ServerThread:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
-        deadline = time.monotonic() + 15
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("gateway server did not start")
-            time.sleep(0.02)
+        poll_until(lambda: self.server.started or not self.thread.is_alive(), timeout=15)
+        if not self.server.started:
+            raise RuntimeError("gateway server did not start")
         self.base_url = f"http://127.0.0.1:{self.port}"
 
     @property
@@ -91,14 +89,14 @@ class Tenant:
         return [orjson.loads(fields[b"e"]) for _, fields in entries]
 
     def wait_events(self, n: int = 1, timeout: float = 3.0) -> list[dict[str, Any]]:
-        """Events are written right after the response; wait until ``n`` are in the stream."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        """Events are written right after the response; wait until ``n`` are in the stream (fewer on timeout)."""
+
+        def enough() -> tuple[list[dict[str, Any]], ...]:
             events = self.events()
-            if len(events) >= n:
-                return events
-            time.sleep(0.01)
-        return self.events()
+            return (events,) if len(events) >= n else ()
+
+        found = poll_until(enough, timeout=timeout, interval=0.01)
+        return found[0] if found else self.events()
 
     def update(self, **changes: Any) -> None:
         self.record = replace(self.record, **changes)

@@ -7,7 +7,6 @@ Playwright only drives it (never `playwright install`).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -18,6 +17,8 @@ import pytest
 from django.test import Client
 
 from devtools.ports import free_port as _free_port
+from devtools.ports import wait_for_port
+from tests.waiting import poll_until
 
 ROOT = Path(__file__).resolve().parents[3]
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -82,9 +83,7 @@ def live_url(django_db_setup, django_db_blocker) -> Iterator[str]:
     thread = threading.Thread(target=server.run, daemon=True)
     with django_db_blocker.unblock():
         thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll_until(lambda: server.started, timeout=20, interval=0.05)
         yield f"http://127.0.0.1:{port}"
         server.should_exit = True
         thread.join(timeout=10)
@@ -160,15 +159,7 @@ def localstripe_url(live_url) -> Iterator[str]:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        wait_for_port(port, timeout=15)
         hook = {"url": f"{live_url}/api/v1/stripe/webhook", "secret": STRIPE_WEBHOOK_SECRET,
                 "events[]": ["payment_intent.succeeded", "payment_intent.payment_failed"]}  # fmt: skip
         requests.post(f"{base}/_config/webhooks/tokenway", data=hook, timeout=5).raise_for_status()
