@@ -84,7 +84,7 @@ function one() {
   open++; started++;
   const req = http.request(url, {method: 'POST', agent, headers}, (res) => {
     answered++;
-    if (res.statusCode !== 200) { non200++; res.resume(); res.on('end', () => { open--; }); return; }
+    if (res.statusCode !== 200) { non200++; codes[res.statusCode] = (codes[res.statusCode] || 0) + 1; res.resume(); res.on('end', () => { open--; }); return; }
     res.setEncoding('latin1');
     let tail = '', done = false;
     res.on('data', (d) => {
