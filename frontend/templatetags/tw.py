@@ -9,6 +9,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from contracts.usage import MICROS_PER_UNIT
 
@@ -111,3 +112,18 @@ def figure_cell(row: Any, column: str, label: str = "") -> SafeString:
         if interval
         else format_html('<span class="ci">n {}</span>', fig.n),
     )
+
+
+USAGE_STATUS_LABELS = {
+    "ok": gettext_lazy("completed"),
+    "upstream_error": gettext_lazy("provider error"),
+    "client_cancelled": gettext_lazy("cancelled by the client"),
+    "failed": gettext_lazy("failed"),
+    "rejected": gettext_lazy("rejected"),
+}
+
+
+@register.filter
+def usage_status(status: Any) -> str:
+    """A request's status (contracts.usage.UsageStatus) in the page's language."""
+    return str(USAGE_STATUS_LABELS.get(str(status), status))

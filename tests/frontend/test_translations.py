@@ -20,10 +20,11 @@ ALLOWED = {
     "openai", "anthropic", "claude", "deepseek", "siliconflow", "sonnet", "flash", "acme", "globex", "ms", "http",
     "https", "email", "beijing", "shanghai", "shenzhen", "chengdu", "token", "get", "post", "cusum", "wilson",
     "code", "mars",  # "Claude Code" and the unknown region the filtered page names
+    "english",  # the language switch names each language in itself
     "balanced", "cheapest", "healthy",  # the request record's route mode and reason, as the gateway wrote them
 }  # fmt: skip
 WORD = re.compile(r"[A-Za-z][A-Za-z']{2,}")
-SKIP_TAGS = {"script", "style", "code", "pre", "option", "noscript"}
+SKIP_TAGS = {"script", "style", "code", "pre", "noscript"}
 ATTRS = {"title", "placeholder", "aria-label", "alt"}
 
 
