@@ -10,6 +10,7 @@ one additive change, a balance adjustment, is applied once by its row id (publis
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 import redis
 from django.db import transaction
@@ -25,6 +26,8 @@ from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
 DRAIN_BATCH = 200  # rows per transaction: a burst of changes goes out in a few round trips
+KEEP_PUBLISHED = timedelta(days=7)  # published rows kept this long for inspection, then pruned
+PRUNE_BATCH = 1000  # rows deleted per periodic run: a backlog is cleared over a few runs, never in one long delete
 ERROR_CHARS = 500  # the kept part of the last error
 
 
@@ -83,3 +86,11 @@ def outbox_drain(*, batch: int = DRAIN_BATCH) -> int:
         published, more = _drain_batch(batch)
         total += published
     return total
+
+
+def outbox_prune(*, keep: timedelta = KEEP_PUBLISHED, batch: int = PRUNE_BATCH) -> int:
+    """Delete up to ``batch`` rows published more than ``keep`` ago; pending rows are never deleted."""
+    cutoff = timezone.now() - keep
+    old = OutboxRow.objects.filter(published_at__lt=cutoff).order_by("id").values_list("id", flat=True)[:batch]
+    deleted, _ = OutboxRow.objects.filter(pk__in=list(old)).delete()
+    return deleted

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from publishing.drain import outbox_drain
+from publishing.drain import outbox_drain, outbox_prune
 from publishing.schedule import DRAIN_EVERY_S
 
 
 @shared_task(name="publishing.outbox_drain", ignore_result=True, expires=DRAIN_EVERY_S * 2)
 def outbox_drain_task() -> int:
-    return outbox_drain()
+    published = outbox_drain()
+    outbox_prune()
+    return published

@@ -5,9 +5,12 @@ Transactional tests: commits and rollbacks are real, so the on-commit drain runs
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from apikeys.services import api_key_revoke
 from catalog.services import catalog_apply
@@ -15,7 +18,7 @@ from contracts import redis_keys
 from contracts.catalog_file import parse_catalog
 from devtools.ports import free_port
 from outbox.models import OutboxRow, Topic
-from publishing.drain import outbox_drain
+from publishing.drain import outbox_drain, outbox_prune
 from publishing.tasks import outbox_drain_task
 from tenants.services import tenant_update
 from tests.conftest import FIXTURES
@@ -131,3 +134,14 @@ def test_publishing_survives_a_redis_outage_by_retrying(tenant, redis_client, se
     assert outbox_drain_task() == 1  # Redis is back: the periodic drain publishes it
     assert not redis_client.exists(record)
     assert OutboxRow.objects.get(pk=pending.pk).published_at is not None
+
+
+def test_published_rows_are_pruned_after_a_week_and_pending_ones_never(tenant, redis_client):
+    api_key, _ = issue_key(tenant)
+    published = OutboxRow.objects.get(topic=Topic.KEY, key_id=api_key.pk)
+    week_ago = timezone.now() - dt.timedelta(days=7, minutes=1)
+    OutboxRow.objects.filter(pk=published.pk).update(published_at=week_ago)
+    pending = OutboxRow.objects.create(topic=Topic.CATALOG)
+    OutboxRow.objects.filter(pk=pending.pk).update(created_at=week_ago)
+    assert outbox_prune() == 1
+    assert list(OutboxRow.objects.values_list("pk", flat=True)) == [pending.pk]
