@@ -20,7 +20,7 @@ def billing_dashboard(request: HttpRequest) -> HttpResponse:
         "section": "ops",
         "d": dashboard(DASHBOARD_DAYS),
         "days": DASHBOARD_DAYS,
-        "memberships": memberships_of(user=request.user),  # type: ignore[arg-type]
+        "memberships": memberships_of(user=request.user),
     }
     return render(request, "frontend/ops/billing.html", context)
 
