@@ -23,6 +23,7 @@ BENCHMARKS = [
     "billing_bench",
     "end_states_bench",
     "eval_bench",
+    "routing_sim",
 ]
 
 
