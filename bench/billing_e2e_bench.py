@@ -3,7 +3,7 @@
 Real path: an aiohttp client sends chat completions at --rate for --duration seconds (open loop: requests
 are started on schedule whatever the answers do) with a postpaid tenant's key to the gateway
 (``python -m routing``, uvicorn), which routes them to the simulated fleet (``python -m sim``, OpenRouter's
-gemini-2.5-flash, latency scaled by --time-scale) and hands each usage event to Redis; ``manage.py
+gemini-2.5-flash; by default it answers at once, --time-scale gives it latency) and hands each usage event to Redis; ``manage.py
 consume_usage`` writes usage rows, ledger journals, balances and meter events (one transaction); ``manage.py
 push_meter_events --loop 1`` sends them to the Stripe meter emulator. Every process is separate, on loopback.
 
@@ -287,7 +287,8 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
     print(f"\nBilling latency end to end through the gateway ({args.rate:.0f} req/s target for {args.duration:.0f} s: "
           f"{load.sent} requests started over {load.start_window:.1f} s = {started:.0f} req/s, {ok} answered 200, "
           f"all answered after {result['elapsed']:.1f} s; answer time p50 {_pct(load.latency, 50) * 1000:.0f} ms, "
-          f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; gateway workers: {args.gateway_workers}; {os.cpu_count()} cores shared by the gateway, simulator, "
+          f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; simulator time scale {args.time_scale:g}; "
+          f"gateway workers: {args.gateway_workers}; {os.cpu_count()} cores shared by the gateway, simulator, "
           f"consumer, meter pusher, PostgreSQL, Redis and this client)\n")  # fmt: skip
     print("| from request end (client has the whole answer) to | p50 | p90 | p99 | max | n | target p99 |")
     print("|---|---|---|---|---|---|---|")
@@ -314,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--duration", type=float, default=60.0)
-    parser.add_argument("--time-scale", type=float, default=0.005, help="sim latency scale (0.005: ~10 ms answers)")
+    parser.add_argument("--time-scale", type=float, default=0.0,
+                        help="sim latency scale (0: the simulator answers at once; 0.005: ~10 ms answers)")  # fmt: skip
     parser.add_argument("--poll-ms", type=int, default=50)
     parser.add_argument(
         "--gateway-workers", type=int, default=1, help="gateway processes (python -m routing --workers)"
