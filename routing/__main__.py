@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 SERVERS = ("granian", "uvicorn")
+# Accept queue: a burst of new streams beyond 2,048 (uvicorn's default) was reset by the kernel in
+# bench/gateway_scale.py; the kernel caps this at net.core.somaxconn.
+BACKLOG = 16_384
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -37,7 +40,7 @@ def _granian(host: str, port: int, workers: int) -> None:
 
     server = Server(
         "routing.asgi:app", address=host, port=port, interface=Interfaces.ASGI, workers=workers,
-        loop=Loops.uvloop, log_access=False, factory=False,
+        loop=Loops.uvloop, log_access=False, factory=False, backlog=BACKLOG,
     )  # fmt: skip
     server.serve()
 
@@ -48,6 +51,7 @@ def _uvicorn(host: str, port: int, workers: int) -> None:
     uvicorn.run(
         "routing.asgi:app", host=host, port=port, workers=workers, loop="uvloop", http="httptools",
         lifespan="on", access_log=False, log_level="warning", log_config=None,  # routing.asgi sets logging
+        backlog=BACKLOG,
     )  # fmt: skip
 
 
