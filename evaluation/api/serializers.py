@@ -32,6 +32,11 @@ def _provider(value: str) -> None:
         raise serializers.ValidationError(f"unknown provider {value!r}", code="invalid_choice")
 
 
+def _offering(value: int) -> None:
+    if value not in {o.offering_id for o in current_catalog().offerings}:
+        raise serializers.ValidationError(f"unknown offering {value}", code="invalid_choice")
+
+
 class _Filters(serializers.Serializer[dict[str, object]]):
     region = serializers.CharField(default=ALL_REGIONS, validators=[_region])
     model = serializers.CharField(required=False, max_length=100, validators=[_model])
@@ -44,7 +49,7 @@ class LeaderboardQuery(_Filters):
 
 
 class SeriesQuery(serializers.Serializer[dict[str, object]]):
-    offering = serializers.IntegerField(min_value=1, max_value=MAX_BIGINT)
+    offering = serializers.IntegerField(min_value=1, max_value=MAX_BIGINT, validators=[_offering])
     metric = serializers.ChoiceField(choices=list(METRICS), default="ttft_p50")
     window = serializers.ChoiceField(choices=list(WINDOWS), default="24h")
     region = serializers.CharField(default=ALL_REGIONS, validators=[_region])
@@ -53,9 +58,9 @@ class SeriesQuery(serializers.Serializer[dict[str, object]]):
 class TrendsQuery(_Filters):
     metric = serializers.ChoiceField(choices=list(METRICS), default="ttft_p50")
     window = serializers.ChoiceField(choices=list(WINDOWS), default="24h")
-    offering = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BIGINT)
+    offering = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BIGINT, validators=[_offering])
 
 
 class IncidentsQuery(_Filters):
     state = serializers.ChoiceField(choices=list(INCIDENT_STATES), default="open")
-    offering = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BIGINT)
+    offering = serializers.IntegerField(required=False, min_value=1, max_value=MAX_BIGINT, validators=[_offering])

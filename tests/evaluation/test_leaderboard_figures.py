@@ -121,13 +121,14 @@ def test_region_all_carries_each_region_side_by_side(client, board):
         ({"model": "gpt-99"}, "model", "invalid_choice"),
         ({"provider": "nobody"}, "provider", "invalid_choice"),
         ({"regoin": "beijing"}, "regoin", "unknown_parameter"),
+        ({"offering": "999999"}, "offering", "invalid_choice"),
     ],
 )
 def test_unknown_filters_and_values_are_400_in_the_error_shape(client, board, params, param, code):
     for path in ("/api/v1/leaderboard", "/api/v1/leaderboard/trends", "/api/v1/leaderboard/incidents"):
         if path != "/api/v1/leaderboard" and param in ("window", "sort") and path.endswith("incidents"):
             continue
-        if path.endswith("trends") and param == "sort":
+        if (path.endswith("trends") and param == "sort") or (param == "offering" and path.endswith("leaderboard")):
             continue
         response = client.get(path, params)
         assert response.status_code == 400, (path, response.content)
