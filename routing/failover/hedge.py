@@ -10,7 +10,6 @@ after a failure, attempts run one after another as plain failover.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -141,14 +140,16 @@ class HedgedRace:
         return over
 
     async def _cancel_all(self, outcome: Outcome) -> None:
-        """Cancel what still runs (losers, or everything when the caller left) and wait for them to close."""
+        """Cancel what still runs (losers, or everything when the caller left) and wait for them to close.
+        ``asyncio.wait`` rather than awaiting each: a cancellation of this task itself still propagates."""
         tasks = list(self._running)
         for task in tasks:
             task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
         for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, UpstreamFailure):
-                opened = await task
-                opened.response.close()  # finished between the cancel and now
+            if not task.cancelled() and task.exception() is None:
+                task.result().response.close()  # finished between the cancel and now
         if outcome.opened is not None:
             outcome.losers += [offering for offering, _ in (self._running[t] for t in tasks)]
         self._running.clear()

@@ -100,3 +100,21 @@ def test_the_hedge_budget_stops_hedging_when_spent(hedging_gateway, sim, redis_c
     assert second.headers["x-tokenway-provider"] == "openrouter"  # plain failover after the deadline
     assert hedging_gateway.gateway.hedging.counts == {"late": 2, "hedged": 1, "cancelled": 1}
     assert int(redis_client.get(rk.hedge_window(tenant.record.tenant_id, int(time.time() // 60))) or 0) <= 1
+
+
+def test_a_caller_leaving_during_a_hedged_race_cancels_both_attempts(hedging_gateway, sim, redis_client):
+    tenant = make_tenant(redis_client)
+    for provider in ("openai", "openrouter"):
+        add_fault(sim, provider=provider, kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "stream": True, **ORDER}
+    with pytest.raises(requests.exceptions.ReadTimeout):  # we leave after the hedge, before any first byte
+        requests.post(f"{hedging_gateway.base_url}/v1/chat/completions", json=body, timeout=(5, 1.0),
+                      headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+
+    def both_gone() -> bool:
+        return all((sim_requests(sim, p)[0].get("sim") or {}).get("client_gone") for p in ("openai", "openrouter"))
+
+    wait_until(both_gone, timeout=10, message="both stalled providers saw their connection close")
+    [event] = tenant.wait_events(1)
+    assert event["end_state"] == "client_gone_before_answer" and event["charge_micros"] == 0
+    assert hedging_gateway.gateway.hedging.counts["cancelled"] == 0  # no winner: nothing booked as a loser
