@@ -30,10 +30,10 @@ def _ingest(redis_client, expected: int) -> None:
 
 
 def test_the_tenant_pays_the_answer_once_and_the_cancelled_attempt_is_provider_cost_only(
-    hedging_gateway,
-    sim,
+    hedging_gateway,  # noqa: F811 - the fixture's value, not the import
+    sim,  # noqa: F811 - the fixture's value, not the import
     tenant,
-    redis_client,  # noqa: F811
+    redis_client,
 ):
     balance_topup(tenant=tenant, amount_micros=5_000_000, idempotency_key="topup:hedge", source="stripe")
     tenant_available_ensure(tenant=tenant)
