@@ -24,6 +24,7 @@ BENCHMARKS = [
     "end_states_bench",
     "eval_bench",
     "routing_sim",
+    "forecast_bench",
 ]
 
 
