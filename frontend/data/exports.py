@@ -19,11 +19,19 @@ def usd(micros: Any) -> str:
     return f"{(Decimal(int(micros or 0)) / MICROS_PER_UNIT).quantize(Decimal('0.000001'))}"
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: Any) -> Any:
+    """Text a spreadsheet would run as a formula (a key named "=HYPERLINK(…)") is quoted with a leading "'"."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def _csv(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([cell(value) for value in row] for row in rows)
     return out.getvalue()
 
 

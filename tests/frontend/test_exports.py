@@ -55,3 +55,11 @@ def test_request_log_lists_rejected_calls(owner):
 def test_unknown_group_is_a_400(owner):
     response = owner.get("/console/acme/usage/", {"format": "csv", "group": "planet"})
     assert response.status_code == 400 and b"day, model, provider, key" in response.content
+
+
+def test_a_key_name_is_never_a_spreadsheet_formula(owner, personas):
+    from apikeys.models import ApiKey
+
+    ApiKey.objects.filter(tenant=personas.tenant).update(name='=HYPERLINK("http://evil.test")')
+    rows = _rows(owner.get("/console/acme/usage/", {"format": "csv", "group": "key"}))
+    assert rows and all(r["key"].startswith("'=HYPERLINK") for r in rows)
