@@ -1,8 +1,10 @@
 """Cross-check of the virtual replay over real HTTP: a smaller mix sent with the official ``openai``
-SDK through the gateway (uvicorn, real Redis) to the simulated fleet in real time, routed by
-Tokenway balanced, beside the virtual replay of the same mix. Differences expected: the fleet's
-draws come from the request bytes (not the replay's seeds), bodies are real text (a message adds 4
-tokens of overhead), and agent turns carry no tools here.
+SDK (agent turns with the ``anthropic`` SDK: Anthropic Messages with cache breakpoints, as coding
+agents send them) through the gateway (uvicorn, real Redis) to the simulated fleet in real time,
+routed by Tokenway balanced, beside the virtual replay of the same mix. Differences expected: the
+fleet's draws come from the request bytes (not the replay's seeds), bodies are real text (a message
+adds 4 tokens of overhead), and agent turns carry no tools here. Cache hits are the fleet's truth
+(its request log); what the gateway reported to the client is shown beside it.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def _report(n: int, virtual, seen: Seen, truth: tuple[int, int, int]) -> str:
     return "\n".join(
         (
             f"cross-check over real HTTP: {n} requests over {DURATION_S:.0f} s through the gateway (Tokenway balanced,"
-            " openai SDK, streaming) to the fleet at time scale 1, beside the virtual replay of the same mix",
+            " openai SDK, agents with the anthropic SDK, streaming) to the fleet at time scale 1, beside the virtual replay",
             "figure | virtual replay | real HTTP",
             "--- | --- | ---",
             f"answered | {row['success']:.1%} | {seen.ok / total:.1%}",

@@ -71,7 +71,7 @@ def _long(rng: random.Random, i: int, at: float) -> Request:
     return Request(i, at, "long", _pick(rng, LONG_MODELS), prompt, 2048, frozenset(), None)
 
 
-def _session(rng: random.Random, first: int, start: float, turns: int) -> list[Request]:
+def _session(rng: random.Random, first: int, start: float, turns: int, pace: float) -> list[Request]:
     """One agent session: a 6k-token system prompt and tools, then turns that each add 0.5-4k tokens;
     cache breakpoints on the system prompt and the newest message (as coding agents place them)."""
     sid = f"s{first}"
@@ -84,7 +84,7 @@ def _session(rng: random.Random, first: int, start: float, turns: int) -> list[R
         newest = dataclasses.replace(history[-1], ttl="5m")
         prompt = _prompt([system, *history[:-1], newest], max_tokens=4096, tools=True, after_tool=turn % 3 == 2)
         out.append(Request(first + turn, at, "agent", model, prompt, 4096, frozenset({"tools"}), sid))
-        at += rng.uniform(4.0, 25.0)  # the agent runs its tool, then asks again
+        at += rng.uniform(4.0, 25.0) * pace  # the agent runs its tool, then asks again
     return out
 
 
@@ -96,7 +96,8 @@ def build(n: int, *, seed: int = 1, duration_s: float = DURATION_S) -> list[Requ
     budget["chat"] += n - sum(budget.values())
     while budget["agent"] > 0:
         turns = min(budget["agent"], rng.randint(8, 30))
-        out += _session(rng, 1_000_000 + len(out), rng.uniform(0, duration_s * 0.9), turns)
+        pace = min(1.0, duration_s / DURATION_S)  # a compressed mix compresses the agents' pauses too
+        out += _session(rng, 1_000_000 + len(out), rng.uniform(0, duration_s * 0.9), turns, pace)
         budget["agent"] -= turns
     for _ in range(budget["long"]):
         out.append(_long(rng, len(out), rng.uniform(0, duration_s)))
