@@ -197,6 +197,8 @@ def definitions(request: HttpRequest) -> HttpResponse:
 def _regions_context(context: dict[str, Any]) -> None:
     ids = {r.offering_id for r in context["rows"]}
     context["region_rows"] = by_region(window=context["params"]["window"], regions=context["regions"], offering_ids=ids)
+    measured = [r.ttft_p50 for item in context["region_rows"] for _region, r in item["regions"] if r and r.ttft_p50]
+    context["region_max_ttft"] = max(measured, default=0)  # the bars' common scale: the slowest region's TTFT
 
 
 @require_GET
