@@ -72,6 +72,9 @@ class Call:
     facts: AnswerFacts = field(default_factory=AnswerFacts)  # upstream id, finish reason, thinking seen
     started_at: float = field(default_factory=time.time)
     started_mono: float = field(default_factory=time.monotonic)
+    # The last bill and what it was computed from: the answer's usage for the caller, the early usage
+    # event and the settlement all ask for the same bill, computed once (routing.call.Call._bill).
+    _bill_memo: tuple[OfferingSnapshot, tuple[object, ...], Bill] | None = field(default=None, repr=False)
 
     @property
     def route_candidates(self) -> tuple[RouteCandidate, ...]:
@@ -92,11 +95,21 @@ class Call:
 
     def _bill(self, *, complete: bool) -> Bill:
         assert self.offering is not None
-        tokens, source, flags = self.tracker.tokens(self.offering, complete=complete)
+        tracker = self.tracker
+        inputs = (
+            complete, tracker.revision, tracker.ascii_chars, tracker.other_chars,
+            tracker.input_estimate, len(self.extra_flags), self.byok, self.record.markup_bps,
+        )  # fmt: skip
+        memo = self._bill_memo
+        if memo is not None and memo[0] is self.offering and memo[1] == inputs:
+            return memo[2]
+        tokens, source, flags = tracker.tokens(self.offering, complete=complete)
         cost = cost_micros(tokens, self.offering.prices)
         charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
-        reported = self.tracker.reported_cost() if source == "provider" else None
-        return Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported)
+        reported = tracker.reported_cost() if source == "provider" else None
+        bill = Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported)
+        self._bill_memo = (self.offering, inputs, bill)
+        return bill
 
     def usage_for_client(self) -> dict[str, object]:
         """The usage object the caller sees, built when the provider's usage has just arrived."""

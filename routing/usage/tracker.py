@@ -27,10 +27,12 @@ class UsageTracker:
     seen_usage: bool = False
     ascii_chars: int = 0  # delivered text so far, as the two counts count_text_tokens reads
     other_chars: int = 0
+    revision: int = 0  # bumped by every merge: a bill computed at one revision holds until the next
 
     def merge(self, usage: Usage | None) -> None:
         """Later values win: Anthropic's message_delta counts are cumulative, not increments."""
         if isinstance(usage, dict):
+            self.revision += 1
             self.seen_usage = True
             self.provider_usage.update({k: v for k, v in usage.items() if v is not None})
 
