@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.routing import harness
 from tests.routing.harness import ServerThread
+from tests.waiting import wait_until
 
 MSG = [{"role": "user", "content": "hello"}]
 
@@ -43,12 +44,15 @@ def test_calls_are_counted_by_endpoint_and_status(gateway, tenant):
     unauthorised = requests.post(f"{gateway.base_url}/v1/messages", json=body, timeout=5)
     assert unauthorised.status_code == 401
     assert requests.get(f"{gateway.base_url}/v1/made-up/{'x' * 40}", timeout=5).status_code == 404
-    after = _scrape(gateway.base_url)
     chat = {"endpoint": "/v1/chat/completions", "status": "200"}
-    assert (
-        _count(after, "tokenway_gateway_requests_total", **chat)
-        == _count(before, "tokenway_gateway_requests_total", **chat) + 1
-    )
+    expected = _count(before, "tokenway_gateway_requests_total", **chat) + 1
+    # A call is counted when its handler ends, which is after its accounting, not at the last byte.
+    wait_until(
+        lambda: _count(_scrape(gateway.base_url), "tokenway_gateway_requests_total", **chat) >= expected,
+        timeout=5, message="the call was not counted",
+    )  # fmt: skip
+    after = _scrape(gateway.base_url)
+    assert _count(after, "tokenway_gateway_requests_total", **chat) == expected
     messages = {"endpoint": "/v1/messages", "status": "401"}
     assert _count(after, "tokenway_gateway_requests_total", **messages) >= 1
     # A made-up path is "other": callers cannot create new series.
