@@ -81,7 +81,12 @@ FIGURE_FORMAT = {
 }
 
 
-CI_FORMAT = {"ttft_p50": lambda v: num(v), "ttft_p90": lambda v: num(v)}
+CI_FORMAT = {
+    "ttft_p50": lambda v: num(v),
+    "ttft_p90": lambda v: num(v),
+    "availability": lambda v: pct(v, 1),
+    "error_rate": lambda v: pct(v, 1),
+}
 
 
 @register.simple_tag
