@@ -20,6 +20,8 @@ def _image_block(part: dict[str, Any]) -> dict[str, Any]:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
+    """Content parts as Anthropic blocks. A part's ``cache_control`` (the breakpoint OpenRouter-style
+    clients put on OpenAI parts) is kept: without it the provider caches nothing for this prompt."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
     blocks: list[dict[str, Any]] = []
@@ -27,9 +29,14 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         if not isinstance(part, dict):
             continue
         if part.get("type") == "text":
-            blocks.append({"type": "text", "text": part.get("text", "")})
+            block: dict[str, Any] = {"type": "text", "text": part.get("text", "")}
         elif part.get("type") == "image_url":
-            blocks.append(_image_block(part))
+            block = _image_block(part)
+        else:
+            continue
+        if isinstance(part.get("cache_control"), dict):
+            block["cache_control"] = part["cache_control"]
+        blocks.append(block)
     return blocks
 
 
@@ -79,13 +86,14 @@ def _append(out: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) 
         out.append({"role": role, "content": blocks})
 
 
-def split(messages: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
-    system: list[str] = []
+def split(messages: list[dict[str, Any]]) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """(the text blocks of each system message, the other messages)."""
+    system: list[list[dict[str, Any]]] = []
     out: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
         if role in ("system", "developer"):
-            system.append(_text(message.get("content")))
+            system.append([b for b in _blocks(message.get("content")) if b["type"] == "text"])
         elif role == "assistant":
             out.append(_assistant(message))
         elif role == "tool":
@@ -117,8 +125,10 @@ def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAUL
     system, messages = split(body.get("messages") or [])
     out: Body = {"model": upstream_model, "messages": messages}
     out["max_tokens"] = body.get("max_completion_tokens") or body.get("max_tokens") or default_max_tokens
-    if system:
-        out["system"] = "\n\n".join(system)
+    if any("cache_control" in block for blocks in system for block in blocks):
+        out["system"] = [block for blocks in system for block in blocks]  # each keeps its breakpoint
+    elif system:
+        out["system"] = "\n\n".join("\n".join(block["text"] for block in blocks) for blocks in system)
     for name in _PASS:
         if name in body:
             out[name] = body[name]
