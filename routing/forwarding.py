@@ -144,7 +144,7 @@ class Forwarder:
         call.offering = offering
         call.byok = bool(call.record.byok.get(offering.provider))
         call.ttft_ms = (time.monotonic() - call.started_mono) * 1000
-        metrics.TTFT.labels(offering.provider).observe(call.ttft_ms / 1000)
+        metrics.observe_ttft(offering.provider, call.ttft_ms / 1000)
         if call.view.stream:
             STREAMS.open += 1
             try:

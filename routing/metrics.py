@@ -42,15 +42,35 @@ UPSTREAM_FAILURES = Counter(
     ["provider", "kind"], registry=GATEWAY_REGISTRY,
 )  # fmt: skip
 
-__all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "serve_metrics"]
+__all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "observe_ttft", "serve_metrics"]
 
+MAX_BOUND_CHILDREN = 256
 ENDPOINTS = frozenset({"/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses"})
 
 
+# Label children bound once per (endpoint, status) and per provider: ``labels()`` takes a lock and
+# builds its key on every call; the label sets are bounded (endpoint_label; catalog providers).
+_REQUEST_CHILDREN: dict[tuple[str, int], tuple[Any, Any]] = {}
+_TTFT_CHILDREN: dict[str, Any] = {}
+
+
 def observe_request(path: str, status: int, seconds: float) -> None:
-    endpoint = endpoint_label(path)
-    REQUESTS.labels(endpoint, str(status)).inc()
-    DURATION.labels(endpoint).observe(seconds)
+    key = (path, status)
+    children = _REQUEST_CHILDREN.get(key)
+    if children is None:
+        endpoint = endpoint_label(path)
+        children = (REQUESTS.labels(endpoint, str(status)), DURATION.labels(endpoint))
+        if len(_REQUEST_CHILDREN) < MAX_BOUND_CHILDREN:  # a caller's made-up paths do not grow this map
+            _REQUEST_CHILDREN[key] = children
+    children[0].inc()
+    children[1].observe(seconds)
+
+
+def observe_ttft(provider: str, seconds: float) -> None:
+    child = _TTFT_CHILDREN.get(provider)
+    if child is None:
+        child = _TTFT_CHILDREN[provider] = TTFT.labels(provider)
+    child.observe(seconds)
 
 
 def endpoint_label(path: str) -> str:
