@@ -21,7 +21,6 @@ from django.utils import timezone
 from catalog.selectors import offerings_active_count
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Tokens, cost_micros
-from evaluation.catalog import current_catalog
 from evaluation.conf import regions
 from evaluation.models import (
     ALL_REGIONS,
@@ -33,6 +32,7 @@ from evaluation.models import (
     Resolution,
     WindowState,
 )
+from evaluation.offerings_to_probe import current_catalog
 from evaluation.rollup_metrics import compute_from_counts
 from evaluation.services.aggregate import WINDOWS as WINDOWS  # re-exported: the windows readers may ask for
 from evaluation.services.aggregate import cover, window_end, window_start

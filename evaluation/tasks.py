@@ -12,7 +12,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from evaluation import conf
-from evaluation.catalog import current_catalog, probed_offerings
+from evaluation.offerings_to_probe import current_catalog, probed_offerings
 from evaluation.runner import Job, run_jobs
 from evaluation.services.dispatch import probes_dispatch, queue_for
 from evaluation.services.refresh import stats_refresh

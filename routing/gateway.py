@@ -22,8 +22,8 @@ from routing.limits.shared import LimitSync
 from routing.redis_pipe import PipelinedRedis
 from routing.router.affinity import AffinityStore
 from routing.router.strategy import DefaultScorer, Strategy
-from routing.state.catalog import CatalogState
 from routing.state.keys import KeyCache
+from routing.state.offerings import CatalogState
 from routing.state.refresher import Refresher
 from routing.usage.replay import replay_loop
 from routing.usage.spool import UsageSpool, spool_folder

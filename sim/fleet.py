@@ -11,10 +11,10 @@ from typing import Any
 
 from contracts.usage import Prices
 from sim.cache import PromptCache
-from sim.catalog import DEFAULT_CATALOG, OfferingSpec, load_catalog
 from sim.clock import SimClock
 from sim.draws import Draws, mix64, stable_hash
 from sim.faults import FaultBook
+from sim.fleet_spec import DEFAULT_CATALOG, OfferingSpec, load_catalog
 from sim.network import DEFAULT_NETWORK, Network, load_network
 from sim.profiles import DEFAULT_PROFILES, Profile, ProfileBook, load_profiles
 from sim.ratelimit import RateLimiter

@@ -12,8 +12,8 @@ from pathlib import Path
 from aiohttp import web
 
 from sim import control, routes
-from sim.catalog import DEFAULT_CATALOG
 from sim.fleet import Fleet
+from sim.fleet_spec import DEFAULT_CATALOG
 from sim.profiles import DEFAULT_PROFILES
 
 HOST = "127.0.0.1"

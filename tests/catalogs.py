@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
-from sim.catalog import load_catalog, load_models
+from sim.fleet_spec import load_catalog, load_models
 
 ProviderUrl = Callable[[str], str]  # provider slug -> its OpenAI-style base URL (SimHandle.provider_url)
 

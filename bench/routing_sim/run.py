@@ -12,7 +12,7 @@ from bench.routing_sim.strategies import BASELINES, MODES, Router, Tokenway
 from bench.routing_sim.workload import Request
 from bench.routing_sim.world import World
 from contracts.snapshot import CatalogSnapshot
-from sim.catalog import load_catalog
+from sim.fleet_spec import load_catalog
 from tests.catalogs import sim_catalog
 
 ROUTERS = (*BASELINES, *(f"tokenway:{m}" for m in MODES))

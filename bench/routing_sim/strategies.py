@@ -34,7 +34,7 @@ from routing.router.candidates import Need, fits
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import plan, rate_tokens
 from routing.router.strategy import DefaultScorer
-from routing.state.catalog import CatalogState
+from routing.state.offerings import CatalogState
 
 MAX_ATTEMPTS = 3  # routing.config.GatewayConfig.max_attempts
 RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="bench", name="bench", prefix="p")

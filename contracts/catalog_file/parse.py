@@ -1,6 +1,6 @@
 """Read a catalog file into validated plain data (providers, models, offerings by key).
 
-Django-free: the platform's loader (catalog.services) and the simulated fleet (sim.catalog) read
+Django-free: the platform's loader (catalog.services) and the simulated fleet (sim.fleet_spec) read
 the same file through this one function, with the same line-precise errors.
 """
 

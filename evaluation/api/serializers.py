@@ -5,8 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from evaluation import conf
-from evaluation.catalog import current_catalog
 from evaluation.models import ALL_REGIONS
+from evaluation.offerings_to_probe import current_catalog
 from evaluation.selectors import DEFAULT_SORT, METRICS, SORT_KEYS
 from evaluation.services.aggregate import WINDOWS
 

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from evaluation import selectors
 from evaluation.api.cache import cached_json
 from evaluation.api.serializers import IncidentsQuery, LeaderboardQuery, SeriesQuery, TrendsQuery
-from evaluation.catalog import current_catalog
+from evaluation.offerings_to_probe import current_catalog
 from tokenway.api_errors import ApiError
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
-from evaluation.catalog import current_catalog
 from evaluation.models import Incident
+from evaluation.offerings_to_probe import current_catalog
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_is_stale
 from evaluation.services.incidents import incidents_detect
 from evaluation.services.live import leaderboard_notify

@@ -19,7 +19,7 @@ from routing.router.candidates import Need
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import Route, plan_among
 from routing.router.strategy import Strategy
-from routing.state.catalog import CatalogState
+from routing.state.offerings import CatalogState
 
 AUTO = "auto"
 VIRTUAL_MODELS = (AUTO, *(f"{AUTO}:{mode}" for mode in ROUTE_MODES))

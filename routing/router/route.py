@@ -15,7 +15,7 @@ from routing.router.candidates import Need, filtered
 from routing.router.explain import Dropped, decisive, explain
 from routing.router.prefs import ProviderPrefs
 from routing.router.strategy import Scored, Signals, Strategy
-from routing.state.catalog import CatalogState
+from routing.state.offerings import CatalogState
 
 EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens (chat answers are short)
 EXPECTED_OUTPUT_CAP = 1024  # a max_tokens is a ceiling, not an expectation: agents ask for 32k and use ~1k

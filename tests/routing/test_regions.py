@@ -13,7 +13,7 @@ from routing.router.estimates import REGIONAL_MIN_N
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import plan
 from routing.router.strategy import DefaultScorer
-from routing.state.catalog import CatalogState
+from routing.state.offerings import CatalogState
 from sim.network import load_network
 from tests.catalogs import sim_offerings
 

@@ -13,7 +13,7 @@ from routing.router.candidates import Need
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import plan
 from routing.router.strategy import DefaultScorer
-from routing.state.catalog import CatalogState
+from routing.state.offerings import CatalogState
 from tests.waiting import ManualClock
 
 RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="t", name="k", prefix="p")
