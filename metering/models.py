@@ -267,7 +267,7 @@ class ReversalKind(models.TextChoices):
 class PaymentReversal(models.Model):
     """A Stripe refund (re_…) or dispute (dp_…) of a payment, as last reported by its webhooks.
 
-    The money moves in journals keyed by the Stripe object id (``metering.stripe_lifecycle``); this row is
+    The money moves in journals keyed by the Stripe object id (``metering.stripe.lifecycle``); this row is
     what reconciliation compares them with (a refund not applied, an unattributed reversal).
     """
 
