@@ -77,7 +77,7 @@ def publish(redis_url: str, mock_port: int) -> tuple[list[str], str]:
     from contracts.usage import Prices
 
     client = redis.Redis.from_url(redis_url)
-    offerings = []
+    offerings: list[OfferingSnapshot] = []
     for m in range(MODELS):
         for p in range(PROVIDERS):
             offering = OfferingSnapshot(

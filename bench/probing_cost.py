@@ -33,6 +33,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -207,7 +208,7 @@ def synthesize_history(n: int, end: dt.datetime) -> dict[str, int]:
     )
     minutes = [end - dt.timedelta(minutes=m) for m in range(1, 121)]
     minutes += [end - dt.timedelta(hours=23) - dt.timedelta(minutes=m) for m in range(1, 121)]
-    params = {"n": n, "regions": REGIONS, "lng": math.log(GAMMA)}
+    params: dict[str, Any] = {"n": n, "regions": REGIONS, "lng": math.log(GAMMA)}
     counts = {}
     with connection.cursor() as cursor:
         cursor.execute(_FUNCTIONS)
@@ -256,7 +257,7 @@ def refresh_once(prices: dict[int, Any], moment: dt.datetime, *, full: bool = Fa
     steps: dict[str, float] = {}
     for window in WINDOWS:
         cost = Cost()
-        _measure(cost, lambda w=window: aggregates_refresh(window=w, prices=prices, now=moment, full=full))
+        _measure(cost, partial(aggregates_refresh, window=window, prices=prices, now=moment, full=full))
         steps[f"aggregates {window}"] = cost.ours_s + cost.pg_s
     cost = Cost()
     _measure(cost, lambda: incidents_detect(now=moment))
@@ -294,8 +295,8 @@ def run_cycle(
             jobs = [job for r, job in piece if r == region]
             for first in range(0, len(jobs), BATCH):
                 batch = jobs[first : first + BATCH]
-                results = _measure(workers, lambda b=batch, r=region: asyncio.run(run_jobs(b, synthetic, region=r)))
-                rows += _measure(writes, lambda res=results, r=region: probe_results_save(region=r, results=res))
+                results = _measure(workers, partial(asyncio.run, run_jobs(batch, synthetic, region=region)))
+                rows += _measure(writes, partial(probe_results_save, region=region, results=results))
         _progress(f"slice {k + 1}: workers", {"ours": workers.ours_s, "pg": workers.pg_s, "wall": workers.wall_s})
         _progress(f"slice {k + 1}: writes", {"ours": writes.ours_s, "pg": writes.pg_s, "wall": writes.wall_s})
         if k < measured:
