@@ -40,6 +40,7 @@ async def replay_once(redis: PipelinedRedis, spool: UsageSpool) -> int:
 async def replay_loop(redis: PipelinedRedis, spool: UsageSpool, every_s: float = REPLAY_EVERY_S) -> None:
     while True:
         await asyncio.sleep(every_s)
+        spool.replay_rounds += 1
         try:
             replayed = await replay_once(redis, spool)
         except RedisUnavailable:

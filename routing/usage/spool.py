@@ -60,6 +60,7 @@ class UsageSpool:
         self._segment_path: Path | None = None
         self._buffer: list[bytes] = []
         self._scheduled = False
+        self.replay_rounds = 0  # replay attempts so far (routing.usage.replay): tests wait on it, not on time
 
     def append(self, payload: bytes) -> None:
         """Queue one event (a JSON line); this tick's events are written and fsync'd together."""

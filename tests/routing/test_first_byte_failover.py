@@ -57,6 +57,7 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
     add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
     body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": stream,
             **ORDER}  # fmt: skip
+    handled_before = _handled()
     started = time.monotonic()
     r = requests.post(f"{patient_gateway.base_url}/v1/chat/completions", json=body, timeout=90,
                       headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
@@ -67,5 +68,14 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
     assert FLOOR_S <= took < FLOOR_S + 3, took
     [event] = tenant.wait_events(1)
     assert event["provider"] == "openrouter" and event["attempts"] == 2 and event["status"] == "ok"
-    time.sleep(0.5)
+    # The call's handler has ended (counted after its accounting): no later event can come from it.
+    wait_until(lambda: _handled() > handled_before, timeout=5, message="the call's handler did not end")
     assert len(tenant.events()) == 1  # billed once, for the answering offering
+
+
+def _handled() -> float:
+    """Chat calls answered 200 whose handler has ended (routing.metrics, this process's gateways)."""
+    from routing.metrics import GATEWAY_REGISTRY
+
+    labels = {"endpoint": "/v1/chat/completions", "status": "200"}
+    return GATEWAY_REGISTRY.get_sample_value("tokenway_gateway_requests_total", labels) or 0.0

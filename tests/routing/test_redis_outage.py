@@ -4,7 +4,6 @@ cached keys serve until the platform republishes (a gateway on a Redis of the te
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,7 +100,10 @@ def test_answered_calls_are_spooled_while_redis_is_down_and_replayed_once(own, s
     assert [e["request_id"] for e in events] == [request_id]
     assert events[0]["status"] == "ok" and events[0]["tokens"]
     wait_until(lambda: not _spooled(spool), timeout=5, message="replayed segment not removed")
-    time.sleep(1.5)  # another replay round: nothing is sent twice
+    usage_spool = gateway.gateway.spool
+    rounds = usage_spool.replay_rounds
+    # Two more replay rounds (the first may have been under way): nothing is sent twice.
+    wait_until(lambda: usage_spool.replay_rounds >= rounds + 2, timeout=10, message="the replay loop stopped")
     assert len(_stream_events(server_redis.url)) == 1
 
 
