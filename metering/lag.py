@@ -42,11 +42,12 @@ def _entry_age_s(entry_id: bytes | str | None, now_ms: int) -> float:
     return max(0.0, (now_ms - int(text.split("-")[0])) / 1000)
 
 
-def usage_stream_lag(client: redis.Redis) -> StreamLag:
-    stream = redis_keys.USAGE_STREAM
+def usage_stream_lag(
+    client: redis.Redis, stream: str = redis_keys.USAGE_STREAM, group_name: str = redis_keys.USAGE_GROUP
+) -> StreamLag:
     length = int(client.xlen(stream))
     group = next(
-        (g for g in client.xinfo_groups(stream) if g["name"] in (redis_keys.USAGE_GROUP, redis_keys.USAGE_GROUP.encode())),
+        (g for g in client.xinfo_groups(stream) if g["name"] in (group_name, group_name.encode())),
         None,
     ) if length or client.exists(stream) else None  # fmt: skip
     if group is None:
@@ -56,7 +57,7 @@ def usage_stream_lag(client: redis.Redis) -> StreamLag:
     undelivered = int(group.get("lag") or 0)
     oldest = 0.0
     if pending:
-        summary = client.xpending(stream, redis_keys.USAGE_GROUP)
+        summary = client.xpending(stream, group_name)
         oldest = _entry_age_s(summary.get("min"), now_ms)
     elif undelivered:
         after = group["last-delivered-id"]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import redis
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -56,6 +56,10 @@ class PlatformCollector(Collector):
         except DatabaseError as exc:
             log.warning("metrics: database figures skipped: %s", exc)
             up.add_metric(["postgresql"], 0)
+        finally:
+            # A worker's metrics port serves each scrape on a new thread: its connection must not outlive it.
+            if not connection.in_atomic_block:
+                connection.close()
         yield up
 
     def _redis_figures(self, client: redis.Redis) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
