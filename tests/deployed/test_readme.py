@@ -108,7 +108,7 @@ def _background(command: str, env: dict[str, str]) -> Iterator[subprocess.Popen[
 
 def test_the_readme_standalone_gateway_serves_next_to_the_running_stack(stack):
     command = _readme_command(
-        r"`(PYTHONPATH=\S+ \.venv/bin/python -m tokenway\.devstack exec -- .+ -m routing --port 8001)`"
+        r"`(PYTHONPATH=\S+ \.venv/bin/python -m devtools\.devstack exec -- .+ -m routing --port 8001)`"
     )
     port = free_port()
     with _background(command.replace("8001", str(port)), stack.env):
