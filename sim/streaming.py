@@ -79,7 +79,11 @@ async def stream(
             return response
     await pacer.wait(pacer.timing.ttft_s)
     if not response.prepared:
-        await response.prepare(request)
+        try:
+            await response.prepare(request)
+        except ConnectionError:  # the caller left before the first byte (a hedge's loser, a cancelled call)
+            request[CLIENT_GONE] = True
+            return response
     cut = len(frames) - tail if kind == "stream_cut" else -1
     stall_at = len(frames) // 2 if kind == "stall_mid_stream" else -1
     buffer = bytearray()

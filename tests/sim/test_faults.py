@@ -141,3 +141,23 @@ def test_a_caller_gone_before_a_plain_answer_is_no_server_error(http, sim, caplo
     wait_until(lambda: time.monotonic() - started > 0.4, timeout=2, message="the stalled answer's turn")
     assert [r.getMessage() for r in caplog.records if r.name == "aiohttp.server"] == []
     assert http.post(URL, json=BODY).status_code == 200  # the fleet still serves
+
+
+def test_a_caller_gone_before_a_streams_first_byte_is_no_server_error(caplog):
+    """A hedge's losing attempt is closed while the fleet waits for its first token: nothing to log."""
+    import logging
+
+    from sim.server import start_in_thread
+
+    caplog.set_level(logging.ERROR, logger="aiohttp.server")
+    body = {**BODY, "stream": True}
+    with start_in_thread(seed=3, time_scale=1.0) as fleet:  # real-time latencies: the first token takes a while
+        with httpx2.Client(timeout=httpx2.Timeout(5, read=0.01)) as client, pytest.raises(httpx2.ReadTimeout):
+            client.post(fleet.base_url + URL, json=body)
+
+        def noticed() -> bool:
+            logged = httpx2.get(fleet.base_url + "/_sim/requests?provider=openai&limit=5").json()["requests"]
+            return any(entry.get("sim", {}).get("client_gone") for entry in logged)
+
+        wait_until(noticed, timeout=10, message="the fleet never noticed the caller left")
+    assert [r.getMessage() for r in caplog.records if r.name == "aiohttp.server"] == []
