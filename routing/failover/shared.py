@@ -8,13 +8,13 @@ process fades them the same way.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
+from functools import partial
 
 from contracts.redis_keys import PREFIX
 from routing.failover.health import HealthBoard
 from routing.failover.live import ERROR_HALF_LIFE_S
+from routing.periodic import Periodic
 from routing.redis_pipe import PipelinedRedis, RedisUnavailable
 
 log = logging.getLogger("routing.live")
@@ -74,27 +74,6 @@ async def sync_once(redis: PipelinedRedis, health: HealthBoard) -> None:
     health.absorb(parse_shared(reply))
 
 
-class LiveSync:
+class LiveSync(Periodic):
     def __init__(self, redis: PipelinedRedis, health: HealthBoard, period_s: float = SYNC_S) -> None:
-        self._redis = redis
-        self._health = health
-        self._period_s = period_s
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._period_s > 0:
-            self._task = asyncio.create_task(self._loop())
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._period_s)
-            try:
-                await sync_once(self._redis, self._health)
-            except Exception:  # a bad reply must not end sharing for the process's lifetime
-                log.exception("live signal sync failed")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        super().__init__(partial(sync_once, redis, health), period_s, log=log, what="live signal sync")

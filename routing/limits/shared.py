@@ -10,12 +10,12 @@ counts and forecast. Never on a request's path: other processes' sends are seen 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
+from functools import partial
 
 from contracts.redis_keys import PREFIX
 from routing.limits.board import LimitBoard, OfferingLoad
+from routing.periodic import Periodic
 from routing.redis_pipe import PipelinedRedis, RedisUnavailable
 
 log = logging.getLogger("routing.limits")
@@ -127,27 +127,6 @@ async def sync_once(redis: PipelinedRedis, board: LimitBoard) -> None:
         absorb(board, parse(reply), drained)
 
 
-class LimitSync:
+class LimitSync(Periodic):
     def __init__(self, redis: PipelinedRedis, board: LimitBoard, period_s: float = SYNC_S) -> None:
-        self._redis = redis
-        self._board = board
-        self._period_s = period_s
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        if self._period_s > 0:
-            self._task = asyncio.create_task(self._loop())
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self._period_s)
-            try:
-                await sync_once(self._redis, self._board)
-            except Exception:  # a bad reply must not end sharing for the process's lifetime
-                log.exception("limit sync failed")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        super().__init__(partial(sync_once, redis, board), period_s, log=log, what="limit sync")
