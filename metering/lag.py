@@ -18,6 +18,8 @@ from django.utils import timezone
 from contracts import redis_keys
 from metering.models import MeterEvent, MeterStatus
 
+UNDELIVERED_COUNT_BOUND = 100_000  # entries counted one by one where Redis gives no lag figure
+
 
 @dataclass(frozen=True, slots=True)
 class StreamLag:
@@ -54,14 +56,17 @@ def usage_stream_lag(
         return StreamLag(length, length, 0, 0.0)
     now_ms = int(time.time() * 1000)
     pending = int(group["pending"])
-    undelivered = int(group.get("lag") or 0)
+    after = group["last-delivered-id"]
+    after = after.decode() if isinstance(after, bytes) else after
+    lag = group.get("lag")
+    if lag is None:  # Redis before 7.0 (or after a trim) reports none: count what follows, bounded
+        lag = len(client.xrange(stream, min=f"({after}", count=UNDELIVERED_COUNT_BOUND) or ())
+    undelivered = int(lag)
     oldest = 0.0
     if pending:
         summary = client.xpending(stream, group_name)
         oldest = _entry_age_s(summary.get("min"), now_ms)
     elif undelivered:
-        after = group["last-delivered-id"]
-        after = after.decode() if isinstance(after, bytes) else after
         first = client.xrange(stream, min=f"({after}", count=1)
         oldest = _entry_age_s(first[0][0] if first else None, now_ms)
     return StreamLag(length, undelivered, pending, oldest)

@@ -56,9 +56,15 @@ def test_probe_runs_use_fresh_seeds_and_sdk_shaped_requests(sim):
 
 
 def test_cache_probe_flags_raw_prefix_cache_broken_by_billing_block_and_stripping_repairs_it(sim):
-    catalog, [bargain, anthropic] = _run(
-        sim, [("bargain-cloud", None), ("anthropic", "claude-sonnet-4.5")], "cache", repeat=2
-    )
+    # bargain-cloud's profile fails ~2% of requests at random (which ones depends on what the shared
+    # fleet served before): a conversation cut by one is no cache measurement, so run until none is.
+    for _ in range(5):
+        catalog, [bargain, anthropic] = _run(
+            sim, [("bargain-cloud", None), ("anthropic", "claude-sonnet-4.5")], "cache", repeat=2
+        )
+        if all(o.ok for o in bargain + anthropic):
+            break
+    assert all(o.ok for o in bargain + anthropic), [o.details for o in bargain + anthropic if not o.ok]
     broken = compute([], _details(bargain), find(catalog, "bargain-cloud").prices)
     fine = compute([], _details(anthropic), find(catalog, "anthropic", "claude-sonnet-4.5").prices)
     assert "billing_block_breaks_cache" in broken.flags

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "docs" / "gateway-openapi.yaml"
 # Schemathesis spends ~80 ms of CPU per generated case: its share is bounded by examples, the bulk of
 # the cases comes from the mutation strategy (tests/reliability/mutations.py), ~5 ms a case.
-EXAMPLES_PER_OPERATION = 100
+EXAMPLES_PER_OPERATION = 200
 MIN_SCHEMATHESIS_CASES = 600  # the coverage phase's boundary and negative cases, then the fuzzing phase
 MUTATED_EXAMPLES = 1_300  # x 4 endpoints: >= 5,000 requests
 RUN_TIMEOUT_S = 180  # each of the two runs
