@@ -1,0 +1,63 @@
+"""A tenant's billing page: balance, top-ups, spend alerts, notifications, invoices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Q, QuerySet, Sum
+
+from metering.ledger import tenant_account_balance
+from metering.models import (
+    AccountKind,
+    Journal,
+    Notification,
+    SpendAlert,
+    TopUp,
+)
+
+INVOICE_JOURNAL_KIND = "credit_invoice"  # what balance_topup(source="invoice") posts for a paid Stripe invoice
+INVOICE_KEY_PREFIX = "invoice:"  # webhooks key invoice credits by the Stripe invoice id
+TOPUPS_SHOWN = 20  # the billing page's top-up history: a year and more of monthly top-ups
+NOTIFICATIONS_SHOWN = 10
+INVOICES_SHOWN = 24  # two years of monthly invoices
+
+
+def tenant_balance_micros(*, tenant_id: int) -> int:
+    """The tenant's available ledger balance (negative = owed, postpaid)."""
+    return tenant_account_balance(tenant_id=tenant_id)
+
+
+def tenant_topups(*, tenant_id: int, limit: int = TOPUPS_SHOWN) -> QuerySet[TopUp]:
+    return TopUp.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-pk")[:limit]
+
+
+def tenant_topup_get(*, tenant_id: int, topup_id: int) -> TopUp | None:
+    """One top-up of the tenant; another tenant's id is None like an unknown one."""
+    return TopUp.objects.filter(tenant_id=tenant_id, pk=topup_id).first()
+
+
+def tenant_spend_alerts(*, tenant_id: int) -> QuerySet[SpendAlert]:
+    return SpendAlert.objects.filter(tenant_id=tenant_id).order_by("threshold_micros", "pk")
+
+
+def tenant_notifications(*, tenant_id: int, limit: int = NOTIFICATIONS_SHOWN) -> QuerySet[Notification]:
+    return Notification.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-pk")[:limit]
+
+
+def tenant_invoices(*, tenant_id: int, limit: int = INVOICES_SHOWN) -> list[dict[str, Any]]:
+    """Paid Stripe invoices (postpaid tenants), newest first, from the ledger credits their payment posted:
+    number (Stripe's invoice id), amount_micros, status, paid_at, url (Stripe's hosted page when it sent one)."""
+    credited = Sum("lines__amount_micros", filter=Q(lines__account__kind=AccountKind.AVAILABLE))
+    rows = (
+        Journal.objects.filter(tenant_id=tenant_id, kind=INVOICE_JOURNAL_KIND)
+        .annotate(amount=credited)
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [
+        {"number": j.key.removeprefix(INVOICE_KEY_PREFIX), "amount_micros": int(j.amount or 0), "status": "paid",
+         "paid_at": j.created_at, "url": j.memo if j.memo.startswith("https://") else None}
+        for j in rows
+    ]  # fmt: skip
+
+
+# --- Operators' money view: cash moved, liabilities, Stripe sync per tenant (ops dashboard) -----------
