@@ -6,6 +6,8 @@ Redis Cluster keeps them in one slot (admission scripts touch several at once).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 PREFIX = "tw:"
 
 
@@ -36,8 +38,37 @@ SNAPSHOT_CHANNEL = f"{PREFIX}snapshot:changed"  # message: "catalog" or "stats"
 STATE_MARKER = f"{PREFIX}state:published"
 
 # --- Usage hand-off (gateway -> metering) -------------------------------------
+# The hand-off is N streams (shards), a tenant's events always on the same one
+# (``usage_shard``), each with its own consumer group ``USAGE_GROUP``. Shard 0 keeps
+# the historical name, so a deployment with one shard (the default) is unchanged.
 USAGE_STREAM = f"{PREFIX}usage"  # XADD fields: {"e": <UsageEvent JSON>}
 USAGE_GROUP = "metering"
+# Gateways and metering must agree on it; raising it is safe (consumers read every
+# shard below it), lowering it strands what is still on the dropped shards.
+USAGE_SHARDS_ENV = "TOKENWAY_USAGE_SHARDS"
+MAX_USAGE_SHARDS = 256
+
+
+def usage_shard_count(environ: Mapping[str, str]) -> int:
+    """How many usage streams this deployment has (``TOKENWAY_USAGE_SHARDS``, default 1)."""
+    raw = environ.get(USAGE_SHARDS_ENV, "").strip() or "1"
+    count = int(raw)
+    if not 1 <= count <= MAX_USAGE_SHARDS:
+        raise ValueError(f"{USAGE_SHARDS_ENV} must be between 1 and {MAX_USAGE_SHARDS}, not {raw}")
+    return count
+
+
+def usage_shard(tenant_id: int, shards: int) -> int:
+    return tenant_id % shards
+
+
+def usage_stream(shard: int) -> str:
+    """Stream of one shard; each name hashes to its own slot, so shards spread over a cluster."""
+    return USAGE_STREAM if shard == 0 else f"{PREFIX}usage:{shard}"
+
+
+def usage_streams(shards: int) -> list[str]:
+    return [usage_stream(shard) for shard in range(shards)]
 
 
 def generation(request_id: str) -> str:
@@ -79,7 +110,14 @@ def concurrency(tenant_id: int, scope: str) -> str:
     return f"{PREFIX}{tenant_tag(tenant_id)}:conc:{scope}"
 
 
-# Sorted set "<tenant_id>:<hold_id>" -> expiry, scanned by the hold reaper.
+def tenant_hold_expiries(tenant_id: int) -> str:
+    """Sorted set "<tenant_id>:<hold_id>" -> expiry of the tenant's open holds, scanned by the
+    hold reaper; per tenant so the admission and settlement scripts touch one cluster slot."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:holds:expiry"
+
+
+# The single sorted set of every tenant's hold expiries used before they moved per tenant
+# (``tenant_hold_expiries``). Nothing writes it any more; the reaper drains what is left.
 HOLD_EXPIRIES = f"{PREFIX}holds:expiry"
 
 

@@ -1,0 +1,100 @@
+"""A Redis Cluster of real ``redis-server`` processes on loopback ports, for tests and benchmarks.
+
+``with redis_cluster(masters=3) as url:`` starts the masters in cluster mode, hands each
+an equal range of the 16,384 slots, introduces them to each other (CLUSTER MEET) and
+waits until every node reports ``cluster_state:ok``. No ``redis-cli`` needed: the slots
+are assigned with plain commands, which Redis 6 (the embedded server) and 7 both have.
+The URL names one node; clients discover the rest (``redis.RedisCluster.from_url``).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import redis
+
+from devtools.devstack import _redis_binary
+from devtools.ports import port_is_free, wait_for_port
+from devtools.processes import spawn, stop
+
+SLOTS = 16_384
+READY_TIMEOUT_S = 30.0
+# Each node also listens on its port + 10,000 (the cluster bus; Redis 6 cannot move it).
+BUS_OFFSET = 10_000
+
+
+def _node_port() -> int:
+    """A free port whose cluster-bus port is free too (and below 65,536)."""
+    for _ in range(200):
+        port = random.randint(20_000, 50_000)
+        if port_is_free(port) and port_is_free(port + BUS_OFFSET):
+            return port
+    raise RuntimeError("no free pair of loopback ports for a Redis Cluster node")
+
+
+def _start_node(stack: ExitStack, folder: Path, port: int) -> None:
+    node_dir = folder / str(port)
+    node_dir.mkdir()
+    args = [_redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(node_dir),
+            "--daemonize", "no", "--loglevel", "warning", "--save", "", "--appendonly", "no",
+            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", "5000"]  # fmt: skip
+    process = spawn(args, quiet=True)
+    stack.callback(stop, process, timeout=10)
+    wait_for_port(port)
+
+
+def _assign_slots(clients: list[redis.Redis]) -> None:
+    share = SLOTS // len(clients)
+    for index, client in enumerate(clients):
+        first = index * share
+        last = SLOTS - 1 if index == len(clients) - 1 else first + share - 1
+        client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))
+
+
+def _wait_ready(clients: list[redis.Redis], ports: list[int]) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        infos = [client.execute_command("CLUSTER INFO") for client in clients]  # a dict (redis-py parses it)
+        if all(str(info.get("cluster_state")) == "ok" and int(info.get("cluster_known_nodes", 0)) == len(ports)
+               for info in infos):  # fmt: skip
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"the Redis Cluster on ports {ports} was not ready within {READY_TIMEOUT_S}s")
+
+
+@contextmanager
+def redis_cluster(masters: int = 3) -> Iterator[str]:
+    """Start ``masters`` cluster nodes (no replicas); yield ``redis://127.0.0.1:<first port>/0``."""
+    folder = Path(tempfile.mkdtemp(prefix="tokenway-redis-cluster-"))
+    with ExitStack() as stack:
+        stack.callback(shutil.rmtree, folder, ignore_errors=True)
+        ports: list[int] = []
+        while len(ports) < masters:
+            port = _node_port()
+            if port not in ports:
+                ports.append(port)
+        for port in ports:
+            _start_node(stack, folder, port)
+        clients = [redis.Redis(host="127.0.0.1", port=port) for port in ports]
+        for client in clients:
+            stack.callback(client.close)
+        _assign_slots(clients)
+        for port in ports[1:]:
+            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", port)
+        _wait_ready(clients, ports)
+        yield f"redis://127.0.0.1:{ports[0]}/0"
+
+
+if __name__ == "__main__":
+    import signal
+
+    with redis_cluster() as cluster_url:
+        print(cluster_url, flush=True)
+        signal.sigwait({signal.SIGINT, signal.SIGTERM})
