@@ -1,8 +1,11 @@
-"""The metering consumer: Redis stream ``USAGE_STREAM`` -> ledger, acked only after commit.
+"""The metering consumer: the usage streams (one per shard) -> ledger, acked only after commit.
 
-At-least-once delivery from the stream (XREADGROUP + XACK after the PostgreSQL
+At-least-once delivery from each stream (XREADGROUP + XACK after the PostgreSQL
 commit, XAUTOCLAIM of entries left pending by a dead consumer) plus the
-idempotent ingest (unique request id) gives exactly-once billing.
+idempotent ingest (unique request id) gives exactly-once billing. Every consumer
+reads every shard (``TOKENWAY_USAGE_SHARDS``, contracts.redis_keys), each shard
+with its own consumer group; a batch is one shard's entries, so its XACK names one
+stream (one cluster slot) and its size stays ``BATCH_SIZE``.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import socket
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
 
-from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM
+from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, usage_shard_count, usage_streams
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
 from metering.ingest import IngestResult, event_parse, usage_ingest
@@ -42,18 +45,25 @@ DB_RETRY_FIRST_S = 0.5
 DB_RETRY_MAX_S = 5.0
 
 Entry = tuple[bytes, dict[bytes, bytes]]
+Batches = list[tuple[str, list[Entry]]]  # (stream, its entries), only streams that gave some
 
 
 def consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-def group_ensure(client: redis.Redis) -> None:
-    try:
-        client.xgroup_create(USAGE_STREAM, USAGE_GROUP, id="0", mkstream=True)
-    except redis.ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
+def configured_streams() -> list[str]:
+    """The shard streams this deployment has (TOKENWAY_USAGE_SHARDS, as the gateways read it)."""
+    return usage_streams(usage_shard_count(os.environ))
+
+
+def group_ensure(client: redis.Redis, streams: list[str] | None = None) -> None:
+    for stream in configured_streams() if streams is None else streams:
+        try:
+            client.xgroup_create(stream, USAGE_GROUP, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
 
 
 def database_backoff(exc: Exception, wait_s: float) -> float:
@@ -72,27 +82,42 @@ class UsageConsumer:
     name: str
     after_batch: Callable[[IngestResult], None] = ingest_followup
     ingest: Callable[..., IngestResult] = usage_ingest  # the ledger write (a seam for outage tests)
+    streams: list[str] = field(default_factory=configured_streams)
+    _turn: int = field(default=0, init=False)  # the shard the next idle wait blocks on
 
-    def claim_stale(self) -> list[Entry]:
-        """Entries a crashed consumer read but never acked."""
-        reply = self.client.xautoclaim(
-            USAGE_STREAM, USAGE_GROUP, self.name, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=BATCH_SIZE
-        )
-        entries = reply[1]  # [next id, entries] (Redis 6.2) or [next id, entries, deleted ids] (7+)
-        return [entry for entry in entries if entry[1]]
+    def claim_stale(self) -> Batches:
+        """Entries a crashed consumer read but never acked, per shard."""
+        pipe = self.client.pipeline(transaction=False)  # one round trip per node, whatever the shard count
+        for stream in self.streams:
+            pipe.xautoclaim(
+                stream, USAGE_GROUP, self.name, min_idle_time=CLAIM_MIN_IDLE_MS, start_id="0-0", count=BATCH_SIZE
+            )
+        # each reply: [next id, entries] (Redis 6.2) or [next id, entries, deleted ids] (7+)
+        return _batches(zip(self.streams, (reply[1] for reply in pipe.execute()), strict=True))
 
-    def own_pending(self) -> list[Entry]:
-        """After a restart under the same name, our own unacked entries come first."""
-        reply: Any = self.client.xreadgroup(USAGE_GROUP, self.name, {USAGE_STREAM: "0"}, count=BATCH_SIZE)
-        return [entry for entry in (reply[0][1] if reply else []) if entry[1]]
+    def own_pending(self) -> Batches:
+        """After a restart under the same name (or a failed batch), our own unacked entries come first."""
+        return self._read_each("0")
 
-    def read_new(self, block_ms: int | None) -> list[Entry]:
-        reply: Any = self.client.xreadgroup(
-            USAGE_GROUP, self.name, {USAGE_STREAM: ">"}, count=BATCH_SIZE, block=block_ms
-        )
-        return list(reply[0][1]) if reply else []
+    def read_new(self, block_ms: int | None) -> Batches:
+        if len(self.streams) > 1:
+            batches = self._read_each(">")
+            if batches or block_ms is None:
+                return batches
+        # Nothing anywhere: wait on one shard (in turn; one XREADGROUP cannot span cluster slots).
+        stream = self.streams[self._turn % len(self.streams)]
+        self._turn += 1
+        reply: Any = self.client.xreadgroup(USAGE_GROUP, self.name, {stream: ">"}, count=BATCH_SIZE, block=block_ms)
+        return _batches([(stream, reply[0][1] if reply else [])])
 
-    def process(self, entries: list[Entry]) -> IngestResult:
+    def _read_each(self, offset: str) -> Batches:
+        pipe = self.client.pipeline(transaction=False)
+        for stream in self.streams:
+            pipe.xreadgroup(USAGE_GROUP, self.name, {stream: offset}, count=BATCH_SIZE)
+        replies: list[Any] = pipe.execute()
+        return _batches(zip(self.streams, (reply[0][1] if reply else [] for reply in replies), strict=True))
+
+    def process(self, stream: str, entries: list[Entry]) -> IngestResult:
         crash_point("after_receipt")
         events, bad = self._parse(entries)
         close_old_connections()
@@ -100,7 +125,7 @@ class UsageConsumer:
         crash_point("after_ledger")
         if bad:
             self.client.xadd(DEAD_LETTER_STREAM, {"id": b",".join(bad)}, maxlen=100_000, approximate=True)
-        self.client.xack(USAGE_STREAM, USAGE_GROUP, *[entry_id for entry_id, _ in entries])
+        self.client.xack(stream, USAGE_GROUP, *[entry_id for entry_id, _ in entries])
         if result.rejected:
             logger.error("usage events rejected: %s", result.rejected[:20])
         self.after_batch(result)
@@ -118,10 +143,10 @@ class UsageConsumer:
 
     def step(self, block_ms: int | None) -> int:
         """One unit of work: own pending, else stale claims, else new entries. Returns entries handled."""
-        entries = self.own_pending() or self.claim_stale() or self.read_new(block_ms)
-        if entries:
-            self.process(entries)
-        return len(entries)
+        batches = self.own_pending() or self.claim_stale() or self.read_new(block_ms)
+        for stream, entries in batches:
+            self.process(stream, entries)
+        return sum(len(entries) for _, entries in batches)
 
     def run(self, *, until: float | None = None, block_ms: int = BLOCK_MS) -> int:
         """Loop until the monotonic deadline (forever when None); survives Redis restarts."""
@@ -131,7 +156,7 @@ class UsageConsumer:
         while until is None or time.monotonic() < until:
             try:
                 if not group_ready:
-                    group_ensure(self.client)
+                    group_ensure(self.client, self.streams)
                     group_ready = True
                 handled += self.step(block_ms)
                 db_wait = DB_RETRY_FIRST_S
@@ -146,3 +171,13 @@ class UsageConsumer:
             except (OperationalError, InterfaceError) as exc:
                 db_wait = database_backoff(exc, db_wait)
         return handled
+
+
+def _batches(pairs: Any) -> Batches:
+    """Keep the streams that gave entries, without the ids of entries deleted meanwhile (no fields)."""
+    batches = []
+    for stream, entries in pairs:
+        kept = [entry for entry in entries if entry[1]]
+        if kept:
+            batches.append((stream, kept))
+    return batches

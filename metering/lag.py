@@ -2,12 +2,14 @@
 
 Usage stream: entries the metering group has not yet taken (``lag``), taken but not acknowledged
 (``pending``), and the age of the oldest such entry (an entry id is its arrival time in ms), so
-"request end to ledger" lag is one number. Stripe: meter events not yet accepted, their oldest
+"request end to ledger" lag is one number. Each usage shard (``TOKENWAY_USAGE_SHARDS``) is measured
+on its own; the total sums the counts and keeps the oldest age. Stripe: meter events not yet accepted, their oldest
 age, and those Stripe rejected or that expired unsent.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -70,6 +72,23 @@ def usage_stream_lag(
         first = client.xrange(stream, min=f"({after}", count=1)
         oldest = _entry_age_s(first[0][0] if first else None, now_ms)
     return StreamLag(length, undelivered, pending, oldest)
+
+
+def usage_lag_by_stream(client: redis.Redis, streams: list[str] | None = None) -> dict[str, StreamLag]:
+    """Lag of each shard stream (every configured shard when ``streams`` is None), one slot per call."""
+    names = redis_keys.usage_streams(redis_keys.usage_shard_count(os.environ)) if streams is None else streams
+    return {stream: usage_stream_lag(client, stream) for stream in names}
+
+
+def lag_total(lags: dict[str, StreamLag]) -> StreamLag:
+    """Every shard together: counts add up, the age is the oldest shard's."""
+    values = list(lags.values())
+    return StreamLag(
+        length=sum(lag.length for lag in values),
+        undelivered=sum(lag.undelivered for lag in values),
+        pending=sum(lag.pending for lag in values),
+        oldest_unbilled_s=max((lag.oldest_unbilled_s for lag in values), default=0.0),
+    )
 
 
 def meter_lag() -> MeterLag:

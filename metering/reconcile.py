@@ -18,7 +18,8 @@ from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 
-from contracts.redis_keys import HOLD_EXPIRIES, PREFIX
+from contracts.redis_keys import PREFIX
+from metering.holds import holds_expired_count
 from metering.models import (
     AccountKind,
     Journal,
@@ -162,7 +163,8 @@ def check_finished_requests_ingested(*, now: float | None = None) -> list[Findin
 
 def check_no_expired_holds(*, now: float | None = None) -> list[Finding]:
     now = time.time() if now is None else now
-    count = get_redis().zcount(HOLD_EXPIRIES, "-inf", now - REAP_GRACE_S)
+    tenant_ids = Tenant.objects.values_list("pk", flat=True).iterator()
+    count = holds_expired_count(get_redis(), tenant_ids=tenant_ids, before=now - REAP_GRACE_S)
     return [Finding("expired_holds", "warning", "", {"count": count})] if count else []
 
 

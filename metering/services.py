@@ -9,11 +9,20 @@ corrected by reconciliation when a drift is stable.
 from __future__ import annotations
 
 import logging
+import os
 
 from django.db import transaction
 from django.utils import timezone
 
-from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, tenant_available, tenant_holds
+from contracts.redis_keys import (
+    USAGE_GROUP,
+    USAGE_STREAM,
+    tenant_available,
+    tenant_holds,
+    usage_shard,
+    usage_shard_count,
+    usage_stream,
+)
 from metering.ledger import JournalSpec, journals_post, tenant_account_balance
 from metering.models import AccountKind, SpendAlert
 from tenants.models import BillingMode, Tenant
@@ -119,36 +128,30 @@ def tenant_available_adjust(*, tenant: Tenant, delta_micros: int) -> None:
         client.incrby(tenant_available(tenant.pk), delta_micros)
 
 
-# KEYS: avail, holds, stream. ARGV: ledger spendable, expected last stream id, drift seen last run.
-# Only with no usage event in flight (the stream's last id is the one seen with an idle
-# group before the ledger was read), and only when the same drift was seen last run:
-# between the gateway's settle and its XADD, avail is legitimately ahead of the ledger.
+# KEYS: avail, holds (one tenant: one cluster slot). ARGV: ledger spendable, drift to apply ("none": measure only).
+# Applies only when the drift measured now, atomically with the holds, is the one expected.
 _AVAIL_CORRECT = """
-local info = redis.call('XINFO', 'STREAM', KEYS[3])
-local last = ''
-for i = 1, #info, 2 do if info[i] == 'last-generated-id' then last = info[i + 1] end end
-if last ~= ARGV[2] then return {0, 0, 0} end
 local held = 0
 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do held = held + tonumber(v) end
 local drift = tonumber(ARGV[1]) - held - tonumber(redis.call('GET', KEYS[1]) or '0')
-if drift ~= 0 and tostring(drift) == ARGV[3] then
+if drift ~= 0 and tostring(drift) == ARGV[2] then
   redis.call('INCRBY', KEYS[1], drift)
-  return {1, 1, drift}
+  return {1, drift}
 end
-return {1, 0, drift}
+return {0, drift}
 """
 # How long a drift observation is remembered for the next reconciliation run.
 DRIFT_MEMORY_S = 3600
 
 
-def stream_idle_last_id() -> str | None:
+def stream_idle_last_id(stream: str = USAGE_STREAM) -> str | None:
     """The stream's last id when the metering group has read and acked everything, else None."""
     client = get_redis()
-    if not client.exists(USAGE_STREAM):
+    if not client.exists(stream):
         return "0-0"
-    info = client.xinfo_stream(USAGE_STREAM)
+    info = client.xinfo_stream(stream)
     last = _text(info["last-generated-id"])
-    for group in client.xinfo_groups(USAGE_STREAM):
+    for group in client.xinfo_groups(stream):
         if _text(group["name"]) == USAGE_GROUP:
             idle = group["pending"] == 0 and _text(group["last-delivered-id"]) == last
             return last if idle else None
@@ -160,19 +163,29 @@ def _text(value: bytes | str) -> str:
 
 
 def tenant_available_correct(*, tenant: Tenant) -> tuple[int, bool] | None:
-    """Compare avail with the ledger; fix a drift seen twice in a row. None = ingestion busy, skipped."""
+    """Compare avail with the ledger; fix a drift seen twice in a row. None = ingestion busy, skipped.
+
+    Race: between the gateway's settle and its XADD, avail is legitimately ahead of the ledger.
+    The tenant's shard stream must be idle (everything acked) before the ledger is read and
+    still at the same id after the drift is measured, and the drift must equal the one seen by
+    the last run; the script then applies it only if it is still that drift. The stream and the
+    tenant's keys are in different cluster slots, so the stream is checked around the script.
+    """
     client = get_redis()
-    last = stream_idle_last_id()
+    stream = usage_stream(usage_shard(tenant.pk, usage_shard_count(os.environ)))
+    last = stream_idle_last_id(stream)
     if last is None or last == "0-0":
         return None
     spendable = tenant_spendable_micros(tenant=tenant)
+    keys = [tenant_available(tenant.pk), tenant_holds(tenant.pk)]
+    _, drift = client.eval(_AVAIL_CORRECT, 2, *keys, spendable, "none")
+    if stream_idle_last_id(stream) != last:
+        return None
     memory = f"tw:recon:drift:{tenant.pk}"
     seen = client.get(memory)
-    # Not cluster-safe (the stream has no tenant hash tag): run against a single Redis primary.
-    keys = [tenant_available(tenant.pk), tenant_holds(tenant.pk), USAGE_STREAM]
-    checked, applied, drift = client.eval(_AVAIL_CORRECT, 3, *keys, spendable, last, _text(seen or b"none"))
-    if not checked:
-        return None
+    applied = False
+    if seen is not None and drift and _text(seen) == str(drift):
+        applied, drift = client.eval(_AVAIL_CORRECT, 2, *keys, spendable, str(drift))
     if applied or not drift:
         client.delete(memory)
     else:

@@ -29,7 +29,7 @@ def usage_ingest_task() -> int:
 
 @shared_task(name="metering.tasks.holds_reap", ignore_result=True, expires=10)
 def holds_reap_task() -> int:
-    return holds.holds_reap(get_redis())
+    return holds.holds_reap(get_redis(), tenant_ids=Tenant.objects.values_list("pk", flat=True).iterator())
 
 
 @shared_task(name="metering.tasks.reconciliation_run", ignore_result=True, expires=60)

@@ -22,8 +22,9 @@ return 1
 """
 
 
-def applied_marker(change_id: int) -> str:
-    return f"tw:outbox:applied:{change_id}"
+def applied_marker(tenant_id: int, change_id: int) -> str:
+    """In the tenant's hash tag: the script touches it and the counter together (one cluster slot)."""
+    return f"{redis_keys.PREFIX}{redis_keys.tenant_tag(tenant_id)}:outbox:applied:{change_id}"
 
 
 def balance_ensure(*, tenant: Tenant) -> None:
@@ -35,7 +36,12 @@ def balance_adjust_once(*, tenant: Tenant, delta_micros: int, change_id: int) ->
     A missing counter is initialised from the ledger instead, which already holds the change."""
     client = get_redis()
     moved = client.eval(
-        ADJUST_ONCE, 2, redis_keys.tenant_available(tenant.pk), applied_marker(change_id), delta_micros, APPLIED_TTL_S
+        ADJUST_ONCE,
+        2,
+        redis_keys.tenant_available(tenant.pk),
+        applied_marker(tenant.pk, change_id),
+        delta_micros,
+        APPLIED_TTL_S,
     )
     tenant_available_ensure(tenant=tenant)
     return int(moved) == 1

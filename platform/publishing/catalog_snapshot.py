@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import time
 
-import redis
-
 from catalog.models import Model, Offering
 from catalog.selectors import current_price, offerings_with_current_price
 from contracts import redis_keys
@@ -73,22 +71,42 @@ def build_catalog_snapshot(version: int) -> CatalogSnapshot:
     )
 
 
+# KEYS: snapshot. ARGV: the new document, its version. Replaces a document of a lower version only;
+# returns 0 when stored, else the version of the document already there.
+SET_IF_NEWER = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  local stored = tonumber(cjson.decode(current)['version'])
+  if stored >= tonumber(ARGV[2]) then return stored end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 0
+"""
+# KEYS: version. ARGV: version. Raises the counter to it, never lowers it.
+RAISE_VERSION = """
+if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1
+"""
+
+
 def publish_catalog() -> int:
-    """SET the snapshot and INCR its version in one MULTI; WATCH keeps the document's version equal to the key."""
+    """SET the snapshot, then raise its version key to the document's version.
+
+    The two keys are in different cluster slots, so no MULTI. Race: two publishers read the same
+    version and build the same number; the script keeps the first document and the loser rebuilds
+    above the stored one (so a winner that died before raising the key cannot stall it). The
+    version key moves only after its document is stored, so a gateway that sees a new version
+    reads that document or a newer one.
+    """
     client = get_redis()
-    with client.pipeline(transaction=True) as pipe:
-        while True:
-            try:
-                pipe.watch(redis_keys.CATALOG_VERSION)
-                version = int(pipe.get(redis_keys.CATALOG_VERSION) or 0) + 1
-                snapshot = build_catalog_snapshot(version)
-                pipe.multi()
-                pipe.set(redis_keys.CATALOG_SNAPSHOT, snapshot.to_json())
-                pipe.incr(redis_keys.CATALOG_VERSION)
-                pipe.execute()
-                break
-            except redis.WatchError:  # another publisher won the race; rebuild with the next version
-                continue
+    stored = 0
+    while True:
+        version = max(int(client.get(redis_keys.CATALOG_VERSION) or 0), stored) + 1
+        snapshot = build_catalog_snapshot(version)
+        stored = int(client.eval(SET_IF_NEWER, 1, redis_keys.CATALOG_SNAPSHOT, snapshot.to_json(), version))
+        if not stored:
+            break
+    client.eval(RAISE_VERSION, 1, redis_keys.CATALOG_VERSION, version)
     client.publish(redis_keys.SNAPSHOT_CHANNEL, "catalog")
     logger.info("published catalog snapshot v%d with %d offerings", version, len(snapshot.offerings))
     return version

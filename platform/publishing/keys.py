@@ -3,6 +3,10 @@
 A usable key has its KeyRecord JSON under ``key_record(hash)`` (expiring with the key);
 a revoked or expired key has none. Every change bumps ``KEYS_VERSION`` and publishes
 the hash on ``KEYS_CHANNEL`` so every gateway drops its cached copy within a second.
+
+Records live in many cluster slots, so they are written by a plain pipeline (one round trip
+per node) and the version is bumped after they are all written: a gateway that sees the new
+version reads the new records.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+import redis
 from django.utils import timezone
 
 from apikeys.models import ApiKey
@@ -59,7 +64,8 @@ def key_record_for(api_key: ApiKey, *, byok: dict[str, str] | None = None) -> Ke
 
 
 def _publish(keys: Iterable[ApiKey], *, byok: dict[str, str] | None = None) -> int:
-    pipe = get_redis().pipeline(transaction=True)
+    client = get_redis()
+    pipe = client.pipeline(transaction=False)
     hashes = []
     for api_key in keys:
         name = redis_keys.key_record(api_key.key_hash)
@@ -72,11 +78,16 @@ def _publish(keys: Iterable[ApiKey], *, byok: dict[str, str] | None = None) -> i
         hashes.append(api_key.key_hash)
     if not hashes:
         return 0
-    pipe.incr(redis_keys.KEYS_VERSION)
-    for key_hash in hashes:
-        pipe.publish(redis_keys.KEYS_CHANNEL, key_hash)
     pipe.execute()
+    _announce(client, hashes)
     return len(hashes)
+
+
+def _announce(client: redis.Redis, messages: list[str]) -> None:
+    """Bump the version, then tell subscribed gateways (PUBLISH reaches every node's subscribers)."""
+    client.incr(redis_keys.KEYS_VERSION)
+    for message in messages:
+        client.publish(redis_keys.KEYS_CHANNEL, message)
 
 
 def publish_key(api_key: ApiKey) -> None:
@@ -101,11 +112,10 @@ def publish_all_keys() -> int:
         for name in client.scan_iter(match=redis_keys.key_record("*"), count=SCAN_BATCH)
         if name.decode().removeprefix(redis_keys.key_record("")) not in known
     ]
-    pipe = client.pipeline(transaction=True)
-    if stale:
-        pipe.delete(*stale)
-    pipe.incr(redis_keys.KEYS_VERSION)
-    pipe.publish(redis_keys.KEYS_CHANNEL, "*")
+    pipe = client.pipeline(transaction=False)
+    for name in stale:
+        pipe.delete(name)
     pipe.execute()
+    _announce(client, ["*"])
     logger.info("published %d key records, removed %d stale", count, len(stale))
     return count

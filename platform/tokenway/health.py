@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from tokenway.redis_client import get_redis
+from tokenway.redis_client import get_broker_redis, get_redis
 
 WORKER_HEARTBEAT_PREFIX = "tw:worker:heartbeat:"
 QUEUES = ["default", "metering", "stripe"]
@@ -50,12 +50,12 @@ def check_redis() -> ComponentStatus:
 def check_queues() -> ComponentStatus:
     """Backlog per queue and which workers sent a heartbeat recently."""
     try:
-        client = get_redis()
+        broker = get_broker_redis()  # Celery's queues are lists on the broker, not in the data Redis
         queues = [*QUEUES, *(f"probes.{region}" for region in settings.TOKENWAY_REGIONS)]
-        backlog = {name: int(client.llen(name)) for name in queues}
+        backlog = {name: int(broker.llen(name)) for name in queues}
         workers = sorted(
             key.decode().removeprefix(WORKER_HEARTBEAT_PREFIX)
-            for key in client.scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*")
+            for key in get_redis().scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*")
         )
     except Exception as exc:  # noqa: BLE001
         return ComponentStatus(False, {"error": type(exc).__name__})

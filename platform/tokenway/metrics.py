@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 
 from contracts.metrics_access import CONTENT_TYPE, metrics_allowed
 from evaluation.freshness import probe_age_by_region
-from metering.lag import meter_lag, usage_stream_lag
+from metering.lag import StreamLag, lag_total, meter_lag, usage_lag_by_stream
 from metering.models import ReconciliationFinding
 from routing.metrics import GATEWAY_REGISTRY, merged
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
@@ -63,7 +63,8 @@ class PlatformCollector(Collector):
         yield up
 
     def _redis_figures(self, client: redis.Redis) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
-        lag = usage_stream_lag(client)
+        shards = usage_lag_by_stream(client)
+        lag = lag_total(shards)
         yield _gauge("tokenway_usage_stream_length", "Usage events in the stream (trimmed by age).", lag.length)
         yield _gauge("tokenway_usage_stream_undelivered", "Usage events metering has not taken yet.", lag.undelivered)
         yield _gauge("tokenway_usage_stream_pending", "Usage events taken but not yet acknowledged.", lag.pending)
@@ -72,6 +73,7 @@ class PlatformCollector(Collector):
             "Age of the oldest usage event not yet in the ledger.",
             lag.oldest_unbilled_s,
         )
+        yield from _shard_gauges(shards)
         workers = sum(1 for _ in client.scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*"))
         yield _gauge("tokenway_workers_alive", "Celery workers with a fresh heartbeat.", workers)
         tasks = CounterMetricFamily(
@@ -103,6 +105,20 @@ class PlatformCollector(Collector):
         for region, age in sorted(probe_age_by_region().items()):
             ages.add_metric([region], age)
         yield ages
+
+
+def _shard_gauges(shards: dict[str, StreamLag]) -> Iterator[GaugeMetricFamily]:
+    """The same figures per usage shard stream (the unlabelled ones above are their total)."""
+    figures = {
+        "tokenway_usage_shard_undelivered": ("Usage events metering has not taken yet, per shard.", "undelivered"),
+        "tokenway_usage_shard_pending": ("Usage events taken but not yet acknowledged, per shard.", "pending"),
+        "tokenway_usage_shard_lag_seconds": ("Age of the oldest unbilled usage event, per shard.", "oldest_unbilled_s"),
+    }
+    for name, (doc, attribute) in figures.items():
+        family = GaugeMetricFamily(name, doc, labels=["stream"])
+        for stream, lag in shards.items():
+            family.add_metric([stream], getattr(lag, attribute))
+        yield family
 
 
 PLATFORM_REGISTRY = CollectorRegistry(auto_describe=False)

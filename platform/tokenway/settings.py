@@ -111,6 +111,11 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("TOKENWAY_TEST_DB", f"test_token
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", RUNNING_STACK.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+# "1": REDIS_URL names a node of a Redis Cluster; "0": a single server; unset: ask it (INFO cluster).
+TOKENWAY_REDIS_CLUSTER = env_str("TOKENWAY_REDIS_CLUSTER", RUNNING_STACK.get("TOKENWAY_REDIS_CLUSTER", ""))
+# Celery's broker and the Channels layer need a single server (lists, BRPOP, no cluster support):
+# with REDIS_URL a cluster, point CELERY_BROKER_URL and CHANNELS_REDIS_URL at a plain Redis.
+CHANNELS_REDIS_URL = env_str("CHANNELS_REDIS_URL", RUNNING_STACK.get("CHANNELS_REDIS_URL", REDIS_URL))
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -178,13 +183,13 @@ CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         # channels-redis blocks up to 5 s per BRPOP; the client's read timeout must outlast it.
-        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+        "CONFIG": {"hosts": [{"address": CHANNELS_REDIS_URL, "socket_timeout": 30}]},
     }
 }
 
 # Celery: broker and result backend in Redis; one queue per concern plus probes.<region>.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
-CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL)
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", RUNNING_STACK.get("CELERY_BROKER_URL", REDIS_URL))
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

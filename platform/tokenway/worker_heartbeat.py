@@ -10,9 +10,9 @@ from typing import Any
 
 import redis
 from celery.signals import worker_ready, worker_shutdown
-from django.conf import settings
 
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
+from tokenway.redis_client import get_redis
 
 HEARTBEAT_EVERY_S = 10  # /healthz treats a worker as gone after HEARTBEAT_TTL_S without one
 HEARTBEAT_TTL_S = 30
@@ -26,7 +26,7 @@ def _worker_name(sender: Any) -> str:
 
 
 def _beat(name: str) -> None:
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+    client = get_redis()  # the data Redis (a cluster too): /metrics and health count heartbeats there
     queues = os.environ.get("TOKENWAY_REGION", "")
     while not _stop.is_set():
         with contextlib.suppress(redis.RedisError):  # Redis down: health reports it; keep trying
