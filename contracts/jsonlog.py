@@ -2,13 +2,15 @@
 
 ``TOKENWAY_LOG_FORMAT=json`` switches both to it (text stays the default for people at a terminal).
 The gateway sets ``REQUEST_ID`` when a call arrives; each ASGI request runs in its own task, so
-the value never leaks from one call into another.
+the value never leaks from one call into another. With traces on (contracts.tracing), each line
+written inside a span also carries its ``trace_id`` and ``span_id``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 from contextvars import ContextVar
 
 import orjson
@@ -19,6 +21,8 @@ STANDARD_ATTRS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict_
     "asctime",
     "request_id",
 }
+# Where the current (trace id, span id) comes from: empty while traces are off, so a line costs nothing more.
+TRACE_SOURCES: list[Callable[[], tuple[str, str] | None]] = []
 
 
 class JsonFormatter(logging.Formatter):
@@ -32,6 +36,10 @@ class JsonFormatter(logging.Formatter):
         request_id = REQUEST_ID.get()
         if request_id:
             entry["request_id"] = request_id
+        for source in TRACE_SOURCES:
+            ids = source()
+            if ids is not None:
+                entry["trace_id"], entry["span_id"] = ids
         for name, value in record.__dict__.items():  # ``extra=`` fields, as they are
             if name not in STANDARD_ATTRS and not name.startswith("_"):
                 entry[name] = value

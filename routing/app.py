@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
+from contracts.tracing import TraceSettings, make_provider
 from routing import metrics
 from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, headers_too_large, respond
 from routing.config import GatewayConfig
@@ -15,7 +17,11 @@ from routing.gateway import Gateway
 from routing.handlers import completions, count_tokens, health, models, responses
 from routing.handlers.common import new_request_id, send_error
 from routing.router.strategy import Strategy
+from routing.tracing import ASGIHandler, traced
 from routing.wire.dialects import ANTHROPIC, OPENAI
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 log = logging.getLogger("routing.app")
 
@@ -31,7 +37,7 @@ def is_gateway_path(scope: Scope) -> bool:
     return scope.get("method") == "HEAD" and path in _HEAD_PROBES
 
 
-async def _lifespan(gateway: Gateway, receive: Receive, send: Send) -> None:
+async def _lifespan(gateway: Gateway, traces: TracerProvider | None, receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -46,6 +52,8 @@ async def _lifespan(gateway: Gateway, receive: Receive, send: Send) -> None:
         elif message["type"] == "lifespan.shutdown":
             metrics.GATEWAYS.remove(gateway)
             await gateway.stop()
+            if traces is not None:
+                traces.shutdown()  # exports the spans still batched
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -98,19 +106,29 @@ async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send
         metrics.observe_request(scope["path"], status, time.perf_counter() - started)
 
 
-def make_gateway_app(config: GatewayConfig | None = None, *, strategy: Strategy | None = None) -> ASGIApp:
+def make_gateway_app(
+    config: GatewayConfig | None = None, *, strategy: Strategy | None = None, traces: TraceSettings | None = None
+) -> ASGIApp:
+    """``traces``: from the standard OTEL_* variables unless given (contracts.tracing); off, calls are
+    served exactly as without tracing."""
     gateway = Gateway(config or GatewayConfig.from_env(), strategy)
+    traces = traces or TraceSettings.from_env("tokenway-gateway")
+    provider = make_provider(traces) if traces.enabled else None
+    serve: ASGIHandler = partial(_observed, gateway)
+    if provider is not None:
+        serve = traced(provider.get_tracer("routing"), serve)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(gateway, receive, send)
+            await _lifespan(gateway, provider, receive, send)
         elif scope["type"] == "http":
             if scope["path"] == metrics.METRICS_PATH and scope["method"] == "GET":
                 await metrics.serve_metrics(scope, send, gateway.config.metrics_token)
             else:
-                await _observed(gateway, scope, receive, send)
+                await serve(scope, receive, send)
         elif scope["type"] == "websocket":  # no WebSocket endpoint: Responses clients fall back to POST
             await responses.refuse_websocket(receive, send)
 
     app.gateway = gateway  # type: ignore[attr-defined]
+    app.tracer_provider = provider  # type: ignore[attr-defined]
     return app

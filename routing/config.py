@@ -44,6 +44,7 @@ class GatewayConfig:
     metrics_token: str = ""  # /metrics: bearer token; empty = loopback clients only
     learned_limits: bool = True  # route by providers' rate-limit headers and the load forecast (routing.limits)
     hedge_share: float = 0.05  # hedged attempts per tenant ≤ this share of its requests (+1 a minute); 0 = off
+    trace_upstream: bool = False  # send the attempt's traceparent to providers (third parties): opt-in
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -67,6 +68,7 @@ class GatewayConfig:
             metrics_token=env_secret("TOKENWAY_METRICS_TOKEN", ""),
             learned_limits=env_bool("TOKENWAY_LEARNED_LIMITS", _D.learned_limits),
             hedge_share=env_float("TOKENWAY_HEDGE_SHARE", _D.hedge_share),
+            trace_upstream=env_bool("TOKENWAY_TRACE_UPSTREAM", _D.trace_upstream),
             allow_loopback_provider_urls=env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not prod),
             spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )

@@ -26,6 +26,7 @@ from routing.failover.upstream import Opened, open_attempt
 from routing.limits.board import LimitBoard
 from routing.prepare import forward_body
 from routing.relay import relay_json, relay_stream
+from routing.tracing_upstream import attempt as traced_attempt
 
 NON_STREAM_FLOOR_TPS = 25.0  # slowest output speed we wait for on a non-streaming answer
 
@@ -85,7 +86,8 @@ class Forwarder:
 
     def _tracked(self, call: Call, deadline: float, offering: OfferingSnapshot) -> Awaitable[Opened]:
         tenant_url = call.record.byok_base_urls.get(offering.provider)
-        return tracked(self._limits, call, offering, self._attempt(call, offering, deadline, tenant_url))
+        opening = tracked(self._limits, call, offering, self._attempt(call, offering, deadline, tenant_url))
+        return traced_attempt(call, offering, opening)  # as it is while traces are off (routing.tracing_upstream)
 
     def _hedge_after(self, call: Call, offering: OfferingSnapshot) -> float | None:
         if self._hedging is None:

@@ -23,6 +23,7 @@ import orjson
 
 from contracts.regions import REGION_HEADER
 from routing.config import GatewayConfig
+from routing.tracing_upstream import propagation_hooks
 
 if TYPE_CHECKING:
     from aiohttp.client_reqrep import ClientRequest
@@ -112,6 +113,7 @@ def make_session(config: GatewayConfig) -> aiohttp.ClientSession:
         skip_auto_headers=("User-Agent",),
         auto_decompress=True,
         headers={REGION_HEADER: config.region},  # upstream network distance depends on it (contracts.regions)
+        trace_configs=propagation_hooks() if config.trace_upstream else None,  # traceparent to providers: opt-in
     )
 
 

@@ -13,14 +13,17 @@ from routing.asgi_io import Send, request_id_headers, respond
 from routing.errors import GatewayError, invalid_key, invalid_request, store_unavailable
 from routing.gateway import Gateway
 from routing.redis_pipe import RedisUnavailable
+from routing.tracing import note_request_id
 from routing.wire import checks
 from routing.wire.dialects import Dialect
 
 
 def new_request_id() -> str:
-    """A fresh id, also set for this call's log lines (contracts.jsonlog: one task per request)."""
+    """A fresh id, also set for this call's log lines (contracts.jsonlog: one task per request) and,
+    when traces are on, on its span (the same value as ``x-request-id``)."""
     request_id = "gen-" + os.urandom(12).hex()
     REQUEST_ID.set(request_id)
+    note_request_id(request_id)
     return request_id
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
+from routing import tracing
 from routing.accounting import account, account_unread, hand_off_early
 from routing.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
@@ -24,6 +25,7 @@ from routing.router import prefs as provider_prefs
 from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
 from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
+from routing.usage.end_state import end_state
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
@@ -47,15 +49,17 @@ async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Recei
     except GatewayError as err:
         await send_error(send, dialect, err, request_id)
         if record is not None:  # an unknown key (401) belongs to no tenant: not recorded
-            await account_unread(
-                gateway, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err, started=started
-            )
+            with tracing.span("usage hand-off"):
+                await account_unread(
+                    gateway, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err,
+                    started=started,
+                )  # fmt: skip
         return
     except ClientGone:
         return
     forward = body if view.forward is None else view.forward  # Responses: already translated to chat
     call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
-    call.before_last_byte = partial(hand_off_early, gateway, call)
+    call.before_last_byte = tracing.traced_hand_off(partial(hand_off_early, gateway, call))
     await _run(gateway, call, receive, send)
 
 
@@ -67,7 +71,7 @@ async def _run(gateway: Gateway, call: Call, receive: Receive, send: Send) -> No
         await _serve_call(gateway, call, send)
     except asyncio.CancelledError:
         if not call.client_gone:
-            await account(gateway, call)
+            await _account(gateway, call)
             raise
         task.uncancel()
         call.status = "client_cancelled"
@@ -80,7 +84,15 @@ async def _run(gateway: Gateway, call: Call, receive: Receive, send: Send) -> No
         await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
     finally:
         watcher.cancel()
-    await account(gateway, call)
+    await _account(gateway, call)
+
+
+async def _account(gateway: Gateway, call: Call) -> None:
+    tracing.describe_call(
+        call, gateway.config.region, end_state
+    )  # before settlement fills a departed client's admission
+    with tracing.span("settlement"):
+        await account(gateway, call)
 
 
 async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
@@ -116,17 +128,20 @@ async def _serve_call(gateway: Gateway, call: Call, send: Send) -> None:
     elif view.input_estimate >= AFFINITY_MIN_TOKENS:
         call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
     affinity = await gateway.affinity.lookup(call.fingerprint) if call.fingerprint else None
-    route = _plan(gateway, call, need, prefs, affinity, auto=auto is not None)
+    with tracing.span("routing decision"):
+        route = _plan(gateway, call, need, prefs, affinity, auto=auto is not None)
     view.model = route.offerings[0].model  # auto: the chosen model names and bills the answer
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
     hold = max(_worst_case(o, view, call) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
-    call.admitting = asyncio.ensure_future(admit(
-        gateway.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime, rebuilding=gateway.keys.rebuilding
-    ))  # fmt: skip
-    call.admission = await asyncio.shield(call.admitting)  # a disconnect here: accounting settles the hold at once
+    with tracing.span("admission"):
+        call.admitting = asyncio.ensure_future(admit(
+            gateway.redis, record, tokens=reserve, hold_micros=hold, lifetime_s=lifetime,
+            rebuilding=gateway.keys.rebuilding,
+        ))  # fmt: skip
+        call.admission = await asyncio.shield(call.admitting)  # a disconnect here: accounting settles the hold at once
     await gateway.forwarder.run(call, route.offerings, send)
 
 
