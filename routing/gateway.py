@@ -19,7 +19,7 @@ from routing.http_client import PoolStats, make_session, pool_stats
 from routing.limits.board import LimitBoard
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.limits.shared import LimitSync
-from routing.redis_pipe import PipelinedRedis
+from routing.redis_client import redis_client
 from routing.router.affinity import AffinityStore
 from routing.router.strategy import DefaultScorer, Strategy
 from routing.state.keys import KeyCache
@@ -33,7 +33,7 @@ class Gateway:
     def __init__(self, config: GatewayConfig, strategy: Strategy | None = None) -> None:
         self.config = config
         self.strategy: Strategy = strategy or DefaultScorer()
-        self.redis = PipelinedRedis(config.redis_url)
+        self.redis = redis_client(config.redis_url, config.redis_cluster)
         self.keys = KeyCache(self.redis, config.key_pepper)
         self.catalog = CatalogState(config.region)
         # Epoch clock: the live EWMAs are stamped with it and shared with other processes (failover.shared).
@@ -46,7 +46,7 @@ class Gateway:
         self.limit_sync = LimitSync(self.redis, self.limits)
         self.affinity = AffinityStore(self.redis)
         self.credentials = Credentials(config.credential_keys, config.placeholder_provider_key)
-        self.refresher = Refresher(self.redis, config.redis_url, self.keys, self.catalog, config.key_poll_s)
+        self.refresher = Refresher(self.redis, self.keys, self.catalog, config.key_poll_s)
         self.spool = UsageSpool(spool_folder(config.spool_dir, config.redis_url))
         self.hedging = Hedging(
             self.redis, config.region, config.generation_ttl_s, self._spool_event, share=config.hedge_share
@@ -70,7 +70,7 @@ class Gateway:
     async def start(self) -> None:
         self.fd_ceiling = raise_fd_limit()  # two descriptors per open stream: this is the real ceiling
         await self.redis.connect()
-        for script in (ADMISSION, SETTLE):
+        for script in (ADMISSION, SETTLE):  # on every master of a cluster
             await self.redis.execute("SCRIPT", "LOAD", script.source)
         self._session = make_session(self.config)
         self._forwarder = Forwarder(
@@ -78,7 +78,7 @@ class Gateway:
             limits=self.limits if self.config.learned_limits else None, hedging=self.hedging,
         )  # fmt: skip
         await self.refresher.start()
-        self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
+        self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool, shards=self.config.usage_shards))
         self.live_sync.start()
         self.limit_sync.start()
 

@@ -21,7 +21,8 @@ Arg = str | bytes | int | float
 CONNECT_TIMEOUT_S = 1.0  # a Redis that does not accept within this is down for this request
 RETRY_CONNECT_AFTER_S = 0.2  # after a refused connect, fail fast this long (no connect storm per request)
 # Replies that mean "Redis is not serving yet" (restarting, loading its AOF), not "the command was wrong".
-_NOT_SERVING = ("LOADING", "MASTERDOWN", "TRYAGAIN")
+# CLUSTERDOWN: a cluster that lost a master (no replica took over) refuses every slot until it is back.
+_NOT_SERVING = ("LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN")
 
 
 class RedisUnavailable(Exception):
@@ -95,6 +96,7 @@ class PipelinedRedis:
     """``await client.execute("GET", key)``; commands of one tick go out in one write."""
 
     def __init__(self, url: str) -> None:
+        self.url = url
         parsed = urlparse(url)
         self._host = parsed.hostname or "127.0.0.1"
         self._port = parsed.port or 6379
@@ -153,6 +155,14 @@ class PipelinedRedis:
     @property
     def connected(self) -> bool:
         return self._protocol is not None and not self._protocol.closed
+
+    def pubsub_url(self) -> str:
+        """Where to SUBSCRIBE (a cluster client names one of its nodes, another on each call)."""
+        return self.url
+
+    async def ensure_connected(self) -> None:
+        if self._protocol is None or self._protocol.closed:
+            await self._reconnect()
 
     async def _reconnect(self) -> None:
         if time.monotonic() < self._down_until:

@@ -2,11 +2,12 @@
 --
 -- KEYS: 1 key rate window (hash r,t)   2 tenant rate window   3 key concurrency zset
 --       4 tenant concurrency zset      5 key month spend      6 tenant available
---       7 tenant holds hash            8 hold expiries zset (global, scanned by the reaper)
+--       7 tenant holds hash            8 tenant's hold expiries zset (scanned by the reaper)
 -- ARGV: 1 now  2 key rpm  3 tenant rpm  4 key tpm  5 tenant tpm  6 key conc  7 tenant conc
 --       8 tokens reserved  9 lease id  10 lease expiry  11 monthly budget (-1 = none)
 --       12 hold micros  13 hold id  14 hold member "<tid>:<hold_id>"  15 hold expiry
 --       16 seconds left in the minute window
+-- Every key carries the tenant's hash tag: one cluster slot.
 -- Returns {0, 0} admitted, or {code, retry_after_seconds} refused (nothing written):
 --   1 key rpm  2 tenant rpm  3 key tpm  4 tenant tpm  5 key conc  6 tenant conc
 --   7 key budget  8 tenant balance

@@ -96,7 +96,7 @@ def _keys(adm: Admission) -> list[str]:
         rk.key_month_spend(tid, adm.key_id, adm.month),
         rk.tenant_available(tid),
         rk.tenant_holds(tid),
-        rk.HOLD_EXPIRIES,
+        rk.tenant_hold_expiries(tid),
     ]
 
 
@@ -104,7 +104,7 @@ def settle_call(adm: Admission, *, charge_micros: int, tokens_used: int) -> tupl
     """Keys and args of the settlement script for this admission (see settle.lua)."""
     tid, key_scope = adm.tenant_id, f"key:{adm.key_id}"
     keys = [
-        rk.tenant_available(tid), rk.tenant_holds(tid), rk.HOLD_EXPIRIES,
+        rk.tenant_available(tid), rk.tenant_holds(tid), rk.tenant_hold_expiries(tid),
         rk.key_month_spend(tid, adm.key_id, adm.month),
         rk.concurrency(tid, key_scope), rk.concurrency(tid, "tenant"),
         rk.rate_window(tid, key_scope, adm.minute), rk.rate_window(tid, "tenant", adm.minute),

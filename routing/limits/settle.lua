@@ -1,6 +1,6 @@
 -- Settlement of one request after its response (or failure, or the client's disconnect).
 --
--- KEYS: 1 tenant available  2 tenant holds hash  3 hold expiries zset  4 key month spend
+-- KEYS: 1 tenant available  2 tenant holds hash  3 tenant's hold expiries zset  4 key month spend
 --       5 key concurrency zset  6 tenant concurrency zset  7 key rate window  8 tenant rate window
 -- ARGV: 1 hold id  2 hold micros  3 actual charge micros  4 hold member  5 lease id
 --       6 token correction (actual - reserved)  7 month spend ttl seconds

@@ -23,9 +23,8 @@ log = logging.getLogger("routing.refresher")
 
 
 class Refresher:
-    def __init__(self, redis: PipelinedRedis, url: str, keys: KeyCache, catalog: CatalogState, poll_s: float) -> None:
+    def __init__(self, redis: PipelinedRedis, keys: KeyCache, catalog: CatalogState, poll_s: float) -> None:
         self._redis = redis
-        self._url = url
         self._keys = keys
         self._catalog = catalog
         self._poll_s = poll_s
@@ -99,7 +98,8 @@ class Refresher:
                 await asyncio.sleep(0.5)
 
     async def _subscribe(self) -> None:
-        client = aioredis.Redis.from_url(self._url)
+        # One node of a cluster is enough (PUBLISH reaches every node); the next attempt asks another.
+        client = aioredis.Redis.from_url(self._redis.pubsub_url())
         try:
             async with client.pubsub() as pubsub:
                 await pubsub.subscribe(rk.KEYS_CHANNEL, rk.SNAPSHOT_CHANNEL)

@@ -4,6 +4,7 @@ that ``GET /api/v1/generation`` answers from before ingestion."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -12,6 +13,15 @@ from contracts.keyrecord import KeyRecord
 from contracts.usage import EndState, Tokens, UsageEvent
 from routing.call import Bill, Call
 from routing.redis_pipe import PipelinedRedis
+
+# How many usage streams (TOKENWAY_USAGE_SHARDS), read once at start; GatewayConfig.usage_shards
+# reads the same variable through the same contract function.
+USAGE_SHARDS = rk.usage_shard_count(os.environ)
+
+
+def usage_stream_of(tenant_id: int, shards: int = USAGE_SHARDS) -> str:
+    """The stream a tenant's events go to: always the same one, so metering applies them in order."""
+    return rk.usage_stream(rk.usage_shard(tenant_id, shards))
 
 
 def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -> UsageEvent:
@@ -69,17 +79,19 @@ def rejected_event(
     )  # fmt: skip
 
 
-def submit_event(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> list[asyncio.Future[Any]]:
+def submit_event(
+    redis: PipelinedRedis, event: UsageEvent, ttl_s: int, shards: int = USAGE_SHARDS
+) -> list[asyncio.Future[Any]]:
     """XADD (durable hand-off; metering applies it once per request id) and the generation copy."""
     payload = event.to_json()
     return [
-        redis.submit("XADD", rk.USAGE_STREAM, "*", "e", payload),
+        redis.submit("XADD", usage_stream_of(event.tenant_id, shards), "*", "e", payload),
         redis.submit("SET", rk.generation(event.request_id), payload, "EX", ttl_s),
     ]
 
 
-async def emit_again(redis: PipelinedRedis, event: UsageEvent, ttl_s: int) -> None:
+async def emit_again(redis: PipelinedRedis, event: UsageEvent, ttl_s: int, shards: int = USAGE_SHARDS) -> None:
     """Slow path after a failed pipelined hand-off: reconnecting, one command at a time."""
     payload = event.to_json()
-    await redis.execute("XADD", rk.USAGE_STREAM, "*", "e", payload)
+    await redis.execute("XADD", usage_stream_of(event.tenant_id, shards), "*", "e", payload)
     await redis.execute("SET", rk.generation(event.request_id), payload, "EX", ttl_s)

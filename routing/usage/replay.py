@@ -6,9 +6,10 @@ import asyncio
 import logging
 
 import hiredis
+import orjson
 
-from contracts import redis_keys as rk
 from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+from routing.usage.emit import USAGE_SHARDS, usage_stream_of
 from routing.usage.spool import UsageSpool
 
 log = logging.getLogger("routing.spool")
@@ -16,7 +17,17 @@ log = logging.getLogger("routing.spool")
 REPLAY_EVERY_S = 1.0  # how soon after Redis returns the spool drains; an empty folder costs one listdir
 
 
-async def replay_once(redis: PipelinedRedis, spool: UsageSpool) -> int:
+def _stream(line: bytes, shards: int) -> str:
+    """The stream the event would have gone to (its tenant's shard), from the spooled JSON; a line
+    that is not an event goes to shard 0, where metering sets it aside as it does any bad entry."""
+    try:
+        tenant_id = int(orjson.loads(line)["tenant_id"])
+    except (ValueError, TypeError, KeyError):
+        tenant_id = 0
+    return usage_stream_of(tenant_id, shards)
+
+
+async def replay_once(redis: PipelinedRedis, spool: UsageSpool, shards: int = USAGE_SHARDS) -> int:
     """Replay every claimable segment; stops at the first Redis failure (the segment stays). Returns events."""
     spool.rotate()
     replayed = 0
@@ -26,7 +37,7 @@ async def replay_once(redis: PipelinedRedis, spool: UsageSpool) -> int:
             continue
         try:
             await redis.execute("PING")  # reconnects, or raises while Redis is still away
-            pending = [redis.submit("XADD", rk.USAGE_STREAM, "*", "e", line) for line in claimed.lines]
+            pending = [redis.submit("XADD", _stream(line, shards), "*", "e", line) for line in claimed.lines]
             for future in pending:
                 await future
         except (RedisUnavailable, hiredis.ReplyError):
@@ -37,12 +48,14 @@ async def replay_once(redis: PipelinedRedis, spool: UsageSpool) -> int:
     return replayed
 
 
-async def replay_loop(redis: PipelinedRedis, spool: UsageSpool, every_s: float = REPLAY_EVERY_S) -> None:
+async def replay_loop(
+    redis: PipelinedRedis, spool: UsageSpool, every_s: float = REPLAY_EVERY_S, shards: int = USAGE_SHARDS
+) -> None:
     while True:
         await asyncio.sleep(every_s)
         spool.replay_rounds += 1
         try:
-            replayed = await replay_once(redis, spool)
+            replayed = await replay_once(redis, spool, shards)
         except RedisUnavailable:
             continue
         except (OSError, hiredis.ReplyError) as exc:

@@ -75,7 +75,9 @@ async def test_an_admitted_request_is_counted_leased_and_holds_its_worst_case_co
         assert before + LIFETIME_S <= redis_client.zscore(lease, adm.lease_id) <= time.time() + LIFETIME_S
     assert int(redis_client.get(rk.tenant_available(TID))) == FUNDS - HOLD
     assert redis_client.hgetall(rk.tenant_holds(TID)) == {adm.hold_id.encode(): str(HOLD).encode()}
-    expiry = redis_client.zscore(rk.HOLD_EXPIRIES, adm.hold_member)  # registered for metering's reaper
+    expiry = redis_client.zscore(
+        rk.tenant_hold_expiries(adm.tenant_id), adm.hold_member
+    )  # registered for metering's reaper
     assert before + LIFETIME_S <= expiry <= time.time() + LIFETIME_S
 
 
@@ -179,7 +181,7 @@ async def test_settle_keeps_the_charge_and_gives_back_the_rest_of_the_hold(pipe,
     assert await settle(pipe, adm, charge_micros=7_000, tokens_used=120) is True
     assert int(redis_client.get(rk.tenant_available(TID))) == FUNDS - 7_000
     assert not redis_client.exists(rk.tenant_holds(TID))
-    assert redis_client.zscore(rk.HOLD_EXPIRIES, adm.hold_member) is None
+    assert redis_client.zscore(rk.tenant_hold_expiries(adm.tenant_id), adm.hold_member) is None
     spend = rk.key_month_spend(TID, 1, adm.month)
     assert int(redis_client.get(spend)) == 7_000
     assert MONTH_SPEND_TTL_S - 5 <= redis_client.ttl(spend) <= MONTH_SPEND_TTL_S
@@ -204,10 +206,10 @@ async def test_settling_twice_gives_nothing_back_twice(pipe, redis_client):
 async def test_an_expired_hold_reaped_by_metering_is_not_given_back_again_by_settle(pipe, redis_client):
     redis_client.set(rk.tenant_available(TID), FUNDS)
     adm = await _admit(pipe, _record(), lifetime_s=-1.0)
-    assert redis_client.zscore(rk.HOLD_EXPIRIES, adm.hold_member) < time.time()
+    assert redis_client.zscore(rk.tenant_hold_expiries(adm.tenant_id), adm.hold_member) < time.time()
     assert holds_reap(redis_client) == 1
     assert int(redis_client.get(rk.tenant_available(TID))) == FUNDS
-    assert redis_client.zcard(rk.HOLD_EXPIRIES) == 0
+    assert redis_client.zcard(rk.tenant_hold_expiries(adm.tenant_id)) == 0
     assert await settle(pipe, adm, charge_micros=7_000, tokens_used=300) is False
     assert int(redis_client.get(rk.tenant_available(TID))) == FUNDS
     assert not redis_client.exists(rk.tenant_holds(TID))

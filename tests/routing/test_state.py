@@ -102,7 +102,7 @@ def test_hold_is_taken_then_settled_to_the_actual_charge(gateway, tenant):
     assert event["hold_micros"] >= event["charge_micros"] > 0
     assert tenant.avail() == before - event["charge_micros"]
     tid = tenant.record.tenant_id
-    assert tenant.client.hlen(rk.tenant_holds(tid)) == 0 and tenant.client.zcard(rk.HOLD_EXPIRIES) == 0
+    assert tenant.client.hlen(rk.tenant_holds(tid)) == 0 and tenant.client.zcard(rk.tenant_hold_expiries(tid)) == 0
     month = time.strftime("%Y%m", time.gmtime())
     assert int(tenant.client.get(rk.key_month_spend(tid, tenant.record.key_id, month))) == event["charge_micros"]
 
