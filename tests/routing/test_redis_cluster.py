@@ -15,6 +15,7 @@ import redis
 
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord, Limits
+from contracts.snapshot import CatalogSnapshot
 from devtools.redis_cluster import redis_cluster
 from routing.failover.health import HealthBoard
 from routing.failover.hedge_budget import spend_hedge
@@ -27,6 +28,9 @@ from routing.redis_client import is_cluster, redis_client
 from routing.redis_cluster import ClusterRedis
 from routing.redis_pipe import Arg, PipelinedRedis, RedisUnavailable
 from routing.redis_slots import key_slot
+from routing.state.keys import KeyCache
+from routing.state.offerings import CatalogState
+from routing.state.refresher import Refresher
 from tests.routing.cluster_nodes import finish_migration, move_keys, move_slot, nodes, owner, shut_down, start_migration
 
 
@@ -180,3 +184,33 @@ async def test_a_master_down_fails_its_own_slots_like_a_single_redis_down():
         assert await client.execute("SET", up_key, "2") == b"OK"  # the other masters still serve their slots
         assert client.connected
         await client.close()
+
+
+async def test_a_snapshot_published_on_any_node_reaches_the_refresher_by_pubsub(client, cluster_url):
+    """Polling once a minute here: only the pub/sub message, published on another node, can bring it."""
+    cluster = redis.RedisCluster.from_url(cluster_url)
+    cluster.set(rk.CATALOG_SNAPSHOT, CatalogSnapshot(version=1, generated_at=time.time(), offerings=()).to_json())
+    catalog = CatalogState("beijing")
+    refresher = Refresher(client, KeyCache(client, "pepper"), catalog, poll_s=60)
+    await refresher.start()
+    try:
+        assert catalog.catalog is not None and catalog.catalog.version == 1
+        listening = []
+        for _ in range(100):  # PUBSUB NUMSUB counts the subscribers of that node only
+            listening = [n for n in nodes(cluster_url) if n.client.pubsub_numsub(rk.SNAPSHOT_CHANNEL)[0][1] == 1]
+            if listening:
+                break
+            await asyncio.sleep(0.02)
+        assert len(listening) == 1
+        other = next(node for node in nodes(cluster_url) if node.port != listening[0].port)
+        cluster.set(rk.CATALOG_SNAPSHOT, CatalogSnapshot(version=2, generated_at=time.time(), offerings=()).to_json())
+        cluster.incr(rk.CATALOG_VERSION)
+        other.client.publish(rk.SNAPSHOT_CHANNEL, "catalog")  # on another node than the subscriber's
+        for _ in range(100):
+            if catalog.catalog.version == 2:
+                break
+            await asyncio.sleep(0.02)
+        assert catalog.catalog.version == 2
+    finally:
+        await refresher.stop()
+        cluster.close()
