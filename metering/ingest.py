@@ -1,8 +1,9 @@
 """Usage events into PostgreSQL: one transaction per batch, exactly once per request id.
 
-Usage rows are inserted with ``ON CONFLICT (request_id) DO NOTHING RETURNING``,
-and only the rows that were really inserted get ledger journals and meter
-events, in the same transaction. A batch redelivered after a crash therefore
+Each request id is inserted first into the unpartitioned ``metering_usagekey``
+with ``ON CONFLICT DO NOTHING RETURNING``, and only the ids inserted there get
+a usage row (in its month partition), ledger journals and meter events, in the
+same statement and transaction. A batch redelivered after a crash therefore
 changes nothing.
 """
 
@@ -43,10 +44,16 @@ _COLUMNS = {
     "computed_cost_micros": "bigint", "reported_cost_micros": "bigint",
     "end_state": "text", "finish_reason": "text", "upstream_id": "text",
 }  # fmt: skip
+# Race: the same event delivered to two consumers at once. The key insert of the second waits on the first's
+# uncommitted key, then conflicts and inserts nothing (the partitioned table's own unique key includes
+# finished_at, so it alone could not hold a request id once).
 _INSERT_USAGE = (
-    f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "  # noqa: S608 - constant column names only
-    f"SELECT * FROM unnest({', '.join(f'%s::{t}[]' for t in _COLUMNS.values())}) "
-    "ON CONFLICT (request_id) DO NOTHING RETURNING request_id"
+    f"WITH batch AS (SELECT * FROM unnest({', '.join(f'%s::{t}[]' for t in _COLUMNS.values())}) "  # noqa: S608
+    f"AS u({', '.join(_COLUMNS)})), "
+    "fresh AS (INSERT INTO metering_usagekey (request_id, finished_at) SELECT request_id, finished_at FROM batch "
+    "ON CONFLICT (request_id) DO NOTHING RETURNING request_id) "
+    f"INSERT INTO metering_usagerecord ({', '.join(_COLUMNS)}) "
+    "SELECT * FROM batch WHERE request_id IN (SELECT request_id FROM fresh) RETURNING request_id"
 )
 
 

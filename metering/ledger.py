@@ -64,7 +64,7 @@ def journals_post(*, specs: list[JournalSpec], at: datetime) -> list[JournalSpec
     posted = [spec for spec in specs if spec.key in ids]
     accounts = accounts_ensure(refs={ref for spec in posted for ref, _ in spec.lines})
     lines = [(ids[spec.key], accounts[ref], amount) for spec in posted for ref, amount in spec.lines if amount != 0]
-    _lines_insert(lines)
+    _lines_insert(lines, at)
     deltas: dict[int, int] = defaultdict(int)
     for _journal_id, account_id, amount in lines:
         deltas[account_id] += amount
@@ -79,27 +79,39 @@ def raw_cursor() -> Any:
     return connection.connection.cursor()
 
 
-def _lines_insert(lines: list[tuple[int, int, int]]) -> None:
+def _lines_insert(lines: list[tuple[int, int, int]], at: datetime) -> None:
+    """Lines carry their journal's created_at: the partition column they share with it."""
     if not lines:
         return
     journal_ids, account_ids, amounts = (list(column) for column in zip(*lines, strict=True))
     with raw_cursor() as cursor:
         cursor.execute(
-            "INSERT INTO metering_journalline (journal_id, account_id, amount_micros) "
-            "SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[])",
-            [journal_ids, account_ids, amounts],
+            "INSERT INTO metering_journalline (journal_id, account_id, amount_micros, created_at) "
+            "SELECT j, a, m, %s FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS u(j, a, m)",
+            [at, journal_ids, account_ids, amounts],
         )
 
 
+# The partitioned journal table cannot hold a key unique across partitions, so the key goes first into
+# metering_journalkey (unpartitioned, key = primary key) and only the keys inserted there get a journal.
+# Race: two transactions posting the same key at once: the second's key insert waits for the first's
+# commit, then finds the conflict and posts nothing (or inserts, if the first rolled back).
+_INSERT_JOURNALS = (
+    "WITH batch AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) AS u(k, kind, t, m)), "
+    "fresh AS (INSERT INTO metering_journalkey (key, created_at) SELECT k, %s FROM batch "
+    "ON CONFLICT (key) DO NOTHING RETURNING key) "
+    "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) "
+    "SELECT k, kind, t, m, %s FROM batch WHERE k IN (SELECT key FROM fresh) RETURNING key, id"
+)
+
+
 def _journals_insert(specs: list[JournalSpec], at: datetime) -> dict[str, int]:
-    """INSERT ... ON CONFLICT (key) DO NOTHING: a replayed key posts nothing."""
+    """A replayed key posts nothing."""
     with raw_cursor() as cursor:
         cursor.execute(
-            "INSERT INTO metering_journal (key, kind, tenant_id, memo, created_at) "
-            "SELECT k, kind, t, m, %s FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) AS u(k, kind, t, m) "
-            "ON CONFLICT (key) DO NOTHING RETURNING key, id",
-            [at, [s.key for s in specs], [s.kind for s in specs], [s.tenant_id for s in specs],
-             [s.memo[:200] for s in specs]],
+            _INSERT_JOURNALS,
+            [[s.key for s in specs], [s.kind for s in specs], [s.tenant_id for s in specs], [s.memo[:200] for s in specs],
+             at, at],
         )  # fmt: skip
         return dict(cursor.fetchall())
 

@@ -4,6 +4,12 @@ Money is integer micro-units (USD) everywhere. The ledger is append-only: a
 PostgreSQL trigger refuses UPDATE/DELETE of journals and lines, and a deferred
 constraint trigger refuses a journal whose lines do not sum to zero at commit
 (migration 0002).
+
+Usage records and the ledger (journals and their lines) are partitioned by month in PostgreSQL (migration
+0011, ``metering.partitions``). A primary key or UNIQUE constraint of a partitioned table must include the
+partition column, so the database keys are (id, time) and (request id | journal key, time); exactly-once
+across partitions is held by the small unpartitioned key tables ``UsageKey`` and ``JournalKey``. Django
+still addresses rows by ``id`` alone (ids come from one sequence per table).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from tenants.models import Tenant
 class UsageRecord(models.Model):
     """One API request's tokens and price, exactly once per request id."""
 
-    request_id = models.CharField(max_length=64, unique=True)
+    request_id = models.CharField(max_length=64)  # once: UsageKey; here unique with the partition column
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="usage_records")
     key_id = models.BigIntegerField()  # ApiKey id; no FK so deleting a key never touches billing history
     model = models.CharField(max_length=100)
@@ -58,12 +64,13 @@ class UsageRecord(models.Model):
     # contracts.route_explain.RouteCandidate as dicts: why this offering, why not the others (compact).
     route_candidates = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True)
-    finished_at = models.DateTimeField()
+    finished_at = models.DateTimeField()  # the partition column: the event's own time, the same on every retry
     ttft_ms = models.FloatField(null=True)
     total_ms = models.FloatField(default=0)
     created_at = models.DateTimeField()  # ingestion time (set by the batch insert)
 
     class Meta:
+        constraints = [models.UniqueConstraint(fields=["request_id", "finished_at"], name="usage_request_once")]
         indexes = [
             BrinIndex(fields=["created_at"], name="usage_created_brin"),
             models.Index(fields=["tenant", "finished_at"], name="usage_tenant_time"),
@@ -75,6 +82,20 @@ class UsageRecord(models.Model):
                 condition=models.Q(reported_cost_micros__isnull=False),
             ),
         ]
+
+    def __str__(self) -> str:
+        return self.request_id
+
+
+class UsageKey(models.Model):
+    """A usage event's request id, once: the idempotency row the partitioned usage table cannot hold itself.
+
+    Written by the ingest statement before the usage row (metering.ingest); its ``finished_at`` names the
+    partition that holds the record.
+    """
+
+    request_id = models.CharField(max_length=64, primary_key=True)
+    finished_at = models.DateTimeField()
 
     def __str__(self) -> str:
         return self.request_id
@@ -130,29 +151,61 @@ class Balance(models.Model):
 class Journal(models.Model):
     """One business event on the ledger, applied once per idempotency key."""
 
-    key = models.CharField(max_length=128, unique=True)  # usage:<rid> | stripe:<evt> | topup:<id> | demo:<tid>
+    key = models.CharField(max_length=128)  # usage:<rid> | stripe:<evt> | topup:<id> | demo:<tid>; once: JournalKey
     kind = models.CharField(max_length=32)  # usage | topup | demo_credit | invoice_payment | adjustment
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, related_name="+")
     memo = models.CharField(max_length=200, blank=True)
-    created_at = models.DateTimeField()
+    created_at = models.DateTimeField()  # the partition column: posting time
 
     class Meta:
-        indexes = [BrinIndex(fields=["created_at"], name="journal_created_brin")]
+        constraints = [models.UniqueConstraint(fields=["key", "created_at"], name="journal_key_once")]
+        indexes = [
+            BrinIndex(fields=["created_at"], name="journal_created_brin"),
+            # Key prefixes are read by kind (topup:, refund:, invoice:<provider>:) in reconciliation and imports.
+            models.Index(fields=["key"], name="journal_key_prefix", opclasses=["varchar_pattern_ops"]),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class JournalKey(models.Model):
+    """A journal's idempotency key, once across all partitions of the ledger (written by metering.ledger)."""
+
+    key = models.CharField(max_length=128, primary_key=True)
+    created_at = models.DateTimeField()  # the journal's: names its partition
 
     def __str__(self) -> str:
         return self.key
 
 
 class JournalLine(models.Model):
-    journal = models.ForeignKey(Journal, on_delete=models.PROTECT, related_name="lines")
+    # No database foreign key: the journal's key is (id, created_at). The deferred balance trigger refuses a
+    # line whose journal (same id and created_at) is not there at commit (migration 0011).
+    journal = models.ForeignKey(Journal, on_delete=models.PROTECT, related_name="lines", db_constraint=False)
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="lines")
     amount_micros = models.BigIntegerField()  # signed; Σ per journal = 0
+    created_at = models.DateTimeField()  # its journal's created_at: a journal and its lines share a partition
 
     class Meta:
         indexes = [models.Index(fields=["account"], name="line_account")]
 
     def __str__(self) -> str:
         return f"{self.journal_id}:{self.account_id}:{self.amount_micros}"
+
+
+class LedgerCarry(models.Model):
+    """Σ of an account's lines in ledger partitions detached by retention (metering.retention).
+
+    An account's balance is its carry plus the Σ of its lines still attached; reconciliation checks that.
+    """
+
+    account = models.OneToOneField(Account, on_delete=models.PROTECT, primary_key=True, related_name="carry")
+    amount_micros = models.BigIntegerField(default=0)
+    through = models.DateTimeField()  # lines created before this are carried here, not in the ledger tables
+
+    def __str__(self) -> str:
+        return f"{self.account_id}={self.amount_micros}@{self.through:%Y-%m-%d}"
 
 
 class TopUpStatus(models.TextChoices):

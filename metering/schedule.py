@@ -13,5 +13,7 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "metering.holds_reap": {"task": "metering.tasks.holds_reap", "schedule": 5.0},
     # Books and counters checked (and avail drift corrected) every few minutes.
     "metering.reconciliation_run": {"task": "metering.tasks.reconciliation_run", "schedule": 300.0},
+    # Month partitions are made 3 months ahead, so a daily run has weeks of slack (metering.partitions).
+    "metering.partitions_maintain": {"task": "metering.tasks.partitions_maintain", "schedule": 86_400.0},
     # No invoice task: postpaid usage is billed through ONE path, Stripe Billing's meter (docs/billing.md).
 }

@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 
 from celery import Task, shared_task
+from django.utils import timezone
 
-from metering import billing, consumer, holds, reconcile
+from metering import billing, consumer, holds, reconcile, retention
 from metering.stripe import meter_push
 from metering.stripe.client import StripeError
 from tenants.models import Tenant
@@ -35,6 +36,13 @@ def holds_reap_task() -> int:
 @shared_task(name="metering.tasks.reconciliation_run", ignore_result=True, expires=60)
 def reconciliation_run_task() -> int:
     return len(reconcile.reconciliation_run())
+
+
+@shared_task(name="metering.tasks.partitions_maintain", ignore_result=True, expires=3600)
+def partitions_maintain_task() -> int:
+    """Month partitions ahead and for stray rows; months past retention detached. Idempotent."""
+    result = retention.partitions_maintain(now=timezone.now())
+    return sum(len(months) for months in [*result.created.values(), *result.detached.values()])
 
 
 @shared_task(name="metering.tasks.stripe_meter_push", ignore_result=True, expires=10)

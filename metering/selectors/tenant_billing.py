@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import OuterRef, QuerySet, Subquery, Sum
 
 from metering.ledger import tenant_account_balance
 from metering.models import (
     AccountKind,
     Journal,
+    JournalLine,
     Notification,
     SpendAlert,
     TopUp,
@@ -47,7 +48,16 @@ def tenant_notifications(*, tenant_id: int, limit: int = NOTIFICATIONS_SHOWN) ->
 def tenant_invoices(*, tenant_id: int, limit: int = INVOICES_SHOWN) -> list[dict[str, Any]]:
     """Paid Stripe invoices (postpaid tenants), newest first, from the ledger credits their payment posted:
     number (Stripe's invoice id), amount_micros, status, paid_at, url (Stripe's hosted page when it sent one)."""
-    credited = Sum("lines__amount_micros", filter=Q(lines__account__kind=AccountKind.AVAILABLE))
+    # A subquery, not a join with GROUP BY: the journal's key is (id, created_at) (monthly partitions), so
+    # PostgreSQL would not accept grouping by id alone; the created_at match also prunes the lines' months.
+    credited = Subquery(
+        JournalLine.objects.filter(
+            journal_id=OuterRef("pk"), created_at=OuterRef("created_at"), account__kind=AccountKind.AVAILABLE
+        )
+        .values("journal_id")
+        .annotate(total=Sum("amount_micros"))
+        .values("total")
+    )
     rows = (
         Journal.objects.filter(tenant_id=tenant_id, kind=INVOICE_JOURNAL_KIND)
         .annotate(amount=credited)

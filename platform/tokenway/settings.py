@@ -199,6 +199,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Retention of the monthly usage and ledger partitions, in days (metering.retention): older months are
+# detached (kept as tables for the operator to archive or drop), never deleted. 0 keeps everything; the
+# shortest accepted is 62 days. Ledger sums of detached months carry forward, so balances stay whole.
+TOKENWAY_USAGE_RETENTION_DAYS = env_int("TOKENWAY_USAGE_RETENTION_DAYS", 0)
+TOKENWAY_LEDGER_RETENTION_DAYS = env_int("TOKENWAY_LEDGER_RETENTION_DAYS", 0)
+
 # Regions: probe workers each consume probes.<region>; the worker's own region comes from TOKENWAY_REGION.
 TOKENWAY_REGIONS = env_list("TOKENWAY_REGIONS", ["beijing", "shanghai", "shenzhen", "chengdu"])
 TOKENWAY_REGION = env_str("TOKENWAY_REGION", TOKENWAY_REGIONS[0] if TOKENWAY_REGIONS else "local")
