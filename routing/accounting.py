@@ -31,11 +31,10 @@ async def account(gateway: Gateway, call: Call) -> None:
         if call.status == "rejected":
             await hand_over(gateway, build_event(call, call.bill(), gateway.config.region, state))
         return
-    bill = final_bill(call, state)
-    if call.early is not None:
+    if call.early is not None:  # built just before the last byte: settle what that event books
         event, pending = call.early
     else:
-        event = build_event(call, bill, gateway.config.region, state)
+        event = build_event(call, final_bill(call, state), gateway.config.region, state)
         pending = submit_event(gateway.redis, event, gateway.config.generation_ttl_s)
     if call.complete and call.offering is not None and call.fingerprint is not None:
         gateway.affinity.remember_local(call.fingerprint, call.offering.offering_id, call.offering.cache_ttl_s)
@@ -44,8 +43,8 @@ async def account(gateway: Gateway, call: Call) -> None:
         await settle(
             gateway.redis,
             call.admission,
-            charge_micros=bill.charge_micros,
-            tokens_used=bill.tokens.input_total + bill.tokens.output,
+            charge_micros=event.charge_micros,
+            tokens_used=event.tokens.input_total + event.tokens.output,
         )
         for future in pending:
             await future

@@ -55,6 +55,8 @@ Dropped = list[tuple[OfferingSnapshot, str]]  # (offering, the hard filter that 
 
 
 def _keep(pool: list[OfferingSnapshot], ok: list[bool], why: str, dropped: Dropped) -> list[OfferingSnapshot]:
+    if all(ok):  # the common case: nothing dropped, no copies
+        return pool
     dropped.extend((o, why) for o, keep in zip(pool, ok, strict=True) if not keep)
     return [o for o, keep in zip(pool, ok, strict=True) if keep]
 

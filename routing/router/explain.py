@@ -21,9 +21,12 @@ def deciding_part(winner: Scored, other: Scored) -> str:
     """The part by which ``other`` trails ``winner`` the most (integrity flags first: they decide alone)."""
     if other.last_resort and not winner.last_resort:
         return "flags"
-    gaps = [theirs - ours for ours, theirs in zip(winner.terms, other.terms, strict=True)]
-    widest = max(range(len(gaps)), key=gaps.__getitem__)
-    return PARTS[widest] if gaps[widest] > 0 else "tie"
+    widest, top = 0, 0.0
+    for i, (ours, theirs) in enumerate(zip(winner.terms, other.terms, strict=True)):
+        gap = theirs - ours
+        if not i or gap > top:  # the first widest gap wins a tie, as max() would pick it
+            widest, top = i, gap
+    return PARTS[widest] if top > 0 else "tie"
 
 
 def decisive(ordered: list[Scored]) -> str:
@@ -32,7 +35,8 @@ def decisive(ordered: list[Scored]) -> str:
 
 
 def _candidate(x: Scored, verdict: str) -> RouteCandidate:
-    parts = {name: round(v, PART_DIGITS) for name, v in zip(PARTS, x.terms, strict=True) if round(v, PART_DIGITS)}
+    # Zero parts (most of them) are skipped before rounding; each kept part is rounded once.
+    parts = {name: r for name, v in zip(PARTS, x.terms, strict=True) if v and (r := round(v, PART_DIGITS))}
     offering, live = x.signals.offering, x.signals.live
     flags = x.signals.resolved().flags + (("half_open",) if live is not None and live.half_open else ())
     return RouteCandidate(offering.provider, offering.offering_id, verdict, round(x.score, PART_DIGITS), parts, flags)
