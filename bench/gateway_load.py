@@ -57,11 +57,11 @@ class Target:
 
 
 @contextlib.contextmanager
-def process(command: list[str], *, env: dict[str, str] | None = None, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def process(
+    command: list[str], *, env: dict[str, str] | None = None, log: Path, cwd: Path = ROOT
+) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
-        )
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
         try:
             yield proc
         finally:

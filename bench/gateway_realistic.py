@@ -7,7 +7,11 @@ Short: the 13-token prompt of gateway_bench with one key and no limits. The gate
 core 0; wrk, the Node mock upstream and a private redis-server (so its CPU is ours alone) on core 1.
 Each profile is warmed in 2 s steps until two consecutive steps agree within 5 %, then measured.
 
-    .venv/bin/python -m bench.gateway_realistic [--seconds 5] [--cprofile]
+    .venv/bin/python -m bench.gateway_realistic [--seconds 5] [--cprofile] [--tree /tmp/tw-old]
+
+``--tree`` measures another checkout's gateway (``git worktree add /tmp/tw-old <commit>``) with the
+same catalog, keys and bodies (published by this tree's contracts), so commits compare side by side;
+run them interleaved, since CPU per request moves with the machine's load.
 """
 
 from __future__ import annotations
@@ -171,10 +175,19 @@ def private_redis(workdir: Path) -> Any:
         yield proc.pid, f"redis://127.0.0.1:{port}/0"
 
 
+def _label(tree: Path) -> str:
+    """The measured tree's commit, marked when its gateway code has uncommitted edits."""
+    git = ["git", "-C", str(tree)]
+    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run([*git, "status", "--short", "--", "routing", "contracts"], capture_output=True, text=True)
+    return commit + (" (+ uncommitted routing/contracts edits)" if dirty.stdout.strip() else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--cprofile", action="store_true", help="profile the gateway during the realistic run")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose gateway is measured")
     args, _ = parser.parse_known_args(argv)
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, {int(LOAD_CORE)})
@@ -195,12 +208,13 @@ def main(argv: list[str] | None = None) -> int:
             print("gateway_realistic: mock upstream did not start")
             return 1
         keys, short_key = publish(redis_url, mock_port)
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REDIS_URL": redis_url}
+        tree = args.tree.resolve()
+        env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'platform'}", "REDIS_URL": redis_url}
         prof = workdir / "gateway.prof"
         launcher = [sys.executable, *(["-m", "cProfile", "-o", str(prof)] if args.cprofile else [])]
-        main_py = str(ROOT / "routing" / "__main__.py") if args.cprofile else None
+        main_py = str(tree / "routing" / "__main__.py") if args.cprofile else None
         command = [*launcher, *([main_py] if main_py else ["-m", "routing"]), "--port", str(port)]
-        with process(pinned(GATEWAY_CORE, command), env=env, log=workdir / "gateway.log") as gateway:
+        with process(pinned(GATEWAY_CORE, command), env=env, log=workdir / "gateway.log", cwd=tree) as gateway:
             if not wait_port(port, 20):
                 print("gateway_realistic: gateway did not start:", (workdir / "gateway.log").read_text()[-300:])
                 return 1
@@ -217,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 gateway.send_signal(signal.SIGINT)
                 gateway.wait(timeout=60)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\nHot path, non-streaming, c={CONNECTIONS} (gateway on core {GATEWAY_CORE}; wrk, Node mock, private Redis on "
+    print(f"\nHot path at {_label(tree)}, non-streaming, c={CONNECTIONS} (gateway on core {GATEWAY_CORE}; wrk, Node mock, private Redis on "
           f"core {LOAD_CORE}; {args.seconds:.0f} s per step after warm-up)\n")  # fmt: skip
     print(table(results, load))
     print("\nreproduce: .venv/bin/python -m bench.gateway_realistic")
