@@ -55,9 +55,10 @@ def _unbalanced_journal(tenant) -> None:
 def _post_unchecked(spec: JournalSpec) -> None:
     from metering import ledger
 
-    ids = ledger._journals_insert([spec], timezone.now())
+    at = timezone.now()  # lines carry their journal's created_at (the partition column)
+    ids = ledger._journals_insert([spec], at)
     accounts = ledger.accounts_ensure(refs={ref for ref, _ in spec.lines})
-    ledger._lines_insert([(ids[spec.key], accounts[ref], amount) for ref, amount in spec.lines])
+    ledger._lines_insert([(ids[spec.key], accounts[ref], amount) for ref, amount in spec.lines], at)
     ledger._balances_apply({accounts[ref]: amount for ref, amount in spec.lines})
 
 
