@@ -52,7 +52,8 @@ def _redirect(exc: BaseException | None) -> tuple[str, int, Address] | None:
 
 
 class ClusterRedis(PipelinedRedis):
-    """``PipelinedRedis`` for a cluster; ``url`` names any one node (the others are discovered)."""
+    """``PipelinedRedis`` for a cluster; ``url`` names any one node (the others are discovered).
+    A cluster has database 0 only: a database number in ``url`` is not used."""
 
     def __init__(self, url: str) -> None:
         super().__init__(url)  # the seed node's address and password; its own connection is unused
@@ -130,6 +131,7 @@ class ClusterRedis(PipelinedRedis):
     async def close(self) -> None:
         if self._refresh is not None:
             self._refresh.cancel()
+            await asyncio.gather(self._refresh, return_exceptions=True)
         for node in self._nodes.values():
             await node.close()
 
