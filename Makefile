@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock | sha256sum | cut 
 export PYTHONPATH := $(CURDIR):$(CURDIR)/platform
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test lint typecheck bench install lock clean-data manage
+.PHONY: run test test-cluster lint typecheck bench install lock clean-data manage
 
 $(STAMP): requirements/dev.lock
 	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -38,6 +38,13 @@ manage: install
 COVERAGE ?= --cov --cov-report=term
 test: install
 	@$(PY) -m devtools.devstack test -- $(PY) -m pytest $(COVERAGE) $(PYTEST_ARGS)
+
+# The gateway and metering suites against a throw-away 3-master Redis Cluster (REDIS_URL, with Celery and
+# Channels on a plain Redis of their own) and three usage shards; tests marked single_redis need one server.
+CLUSTER_TESTS ?= tests/routing tests/metering
+test-cluster: install
+	@TOKENWAY_TEST_REDIS_CLUSTER=1 TOKENWAY_USAGE_SHARDS=3 $(PY) -m devtools.devstack test -- $(PY) -m pytest \
+		-m 'not slow and not browser and not deployed and not single_redis' $(PYTEST_ARGS) $(CLUSTER_TESTS)
 
 lint: install
 	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -8,7 +8,10 @@ data lives under the data dir (``TOKENWAY_DATA_DIR``, default ``.data/``).
   URLs to ``<data dir>/stack.env`` (mode 0600) for management commands, runs CMD in
   a session of its own and, on Ctrl-C or SIGTERM, stops CMD first, then Redis, then
   PostgreSQL; exits 0 after a requested stop. ``stack.env`` is removed on the way out.
-- ``test``: a throw-away Redis for the test suite and the benchmarks.
+- ``test``: a throw-away Redis for the test suite and the benchmarks. With
+  ``TOKENWAY_TEST_REDIS_CLUSTER=1`` the data Redis is a throw-away 3-master Redis
+  Cluster (``REDIS_URL`` with ``TOKENWAY_REDIS_CLUSTER=1``) and Celery and Channels get
+  a plain Redis of their own (``CELERY_BROKER_URL``, ``CHANNELS_REDIS_URL``).
 - ``exec``: CMD against the running stack's servers (the URLs ``run`` wrote).
 """
 
@@ -115,12 +118,23 @@ def embedded_redis(*, persistent: bool) -> Iterator[str]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def services_env(stack: ExitStack, *, persistent: bool) -> dict[str, str]:
+def services_env(stack: ExitStack, *, persistent: bool, redis: bool = True) -> dict[str, str]:
     env: dict[str, str] = {}
     if not os.environ.get("DATABASE_URL"):
         env["DATABASE_URL"] = stack.enter_context(embedded_postgres())
-    if not os.environ.get("REDIS_URL"):
+    if redis and not os.environ.get("REDIS_URL"):
         env["REDIS_URL"] = stack.enter_context(embedded_redis(persistent=persistent))
+    return env
+
+
+def cluster_env(stack: ExitStack, *, persistent: bool) -> dict[str, str]:
+    """A Redis Cluster for the data, a plain Redis for Celery's broker and the Channels layer."""
+    from devtools.redis_cluster import redis_cluster  # it imports this module
+
+    env = {"REDIS_URL": stack.enter_context(redis_cluster(masters=3)), "TOKENWAY_REDIS_CLUSTER": "1"}
+    plain = os.environ.get("CELERY_BROKER_URL") or stack.enter_context(embedded_redis(persistent=persistent))
+    env["CELERY_BROKER_URL"] = plain
+    env["CHANNELS_REDIS_URL"] = os.environ.get("CHANNELS_REDIS_URL") or plain
     return env
 
 
@@ -211,7 +225,10 @@ def run_tests(command: list[str]) -> int:
     """``test``: throw-away servers; the command stays in the terminal's group (pytest sees Ctrl-C)."""
     stop_request = StopRequest()
     with ExitStack() as stack:
-        env = {**os.environ, "TOKENWAY_ENV": "test", **services_env(stack, persistent=False)}
+        cluster = os.environ.get("TOKENWAY_TEST_REDIS_CLUSTER") == "1"
+        env = {**os.environ, "TOKENWAY_ENV": "test", **services_env(stack, persistent=False, redis=not cluster)}
+        if cluster:
+            env.update(cluster_env(stack, persistent=False))
         process = subprocess.Popen(command, env=env)
         while process.poll() is None:
             with suppress(subprocess.TimeoutExpired):

@@ -14,7 +14,38 @@ FIXTURES = Path(__file__).parent / "platform" / "fixtures"
 
 @pytest.fixture
 def redis_client() -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(settings.REDIS_URL)
+    """The data Redis, emptied before and after: a ``redis.RedisCluster`` when the session runs on a
+    cluster (its FLUSHDB goes to every master), a plain client otherwise."""
+    from tokenway.redis_client import client_for, cluster_mode
+
+    cluster = cluster_mode(settings.REDIS_URL, settings.TOKENWAY_REDIS_CLUSTER)
+    client = client_for(settings.REDIS_URL, cluster=cluster, timeout_s=None)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """A real 3-master Redis Cluster: the session's own when it runs on one, else started here."""
+    from tokenway.redis_client import cluster_mode
+
+    if cluster_mode(settings.REDIS_URL, settings.TOKENWAY_REDIS_CLUSTER):
+        yield settings.REDIS_URL
+        return
+    from devtools.redis_cluster import redis_cluster
+
+    with redis_cluster(masters=3) as url:
+        yield url
+
+
+@pytest.fixture
+def cluster_client(redis_cluster_url: str) -> Iterator[redis.Redis]:
+    """A ``redis.RedisCluster`` of that cluster, every master emptied before and after."""
+    from tokenway.redis_client import client_for
+
+    client = client_for(redis_cluster_url, cluster=True, timeout_s=None)
     client.flushdb()
     yield client
     client.flushdb()

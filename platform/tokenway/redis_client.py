@@ -29,7 +29,7 @@ def cluster_mode(url: str, switch: str) -> bool:
         probe.close()
 
 
-def client_for(url: str, *, cluster: bool, timeout_s: float = TIMEOUT_S) -> redis.Redis:
+def client_for(url: str, *, cluster: bool, timeout_s: float | None = TIMEOUT_S) -> redis.Redis:
     """A client of ``url``; a RedisCluster is typed as ``redis.Redis`` (the commands we use are the same)."""
     if cluster:
         node = redis.RedisCluster.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)

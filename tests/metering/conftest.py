@@ -15,12 +15,18 @@ import pytest
 import requests
 
 from contracts.pricing import charge_micros
+from contracts.redis_keys import usage_shard, usage_shard_count, usage_stream
 from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
 from devtools.ports import free_port
 from devtools.ports import wait_for_port as wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = Prices(input=2_000_000, output=8_000_000, cache_read=500_000, cache_write_5m=2_500_000, version=3)
+
+
+def tenant_stream(tenant_id: int) -> str:
+    """The usage shard stream a gateway writes this tenant's events to (TOKENWAY_USAGE_SHARDS)."""
+    return usage_stream(usage_shard(tenant_id, usage_shard_count(os.environ)))
 
 
 def make_event(tenant_id: int, key_id: int = 1, *, markup_bps: int = 0, **overrides) -> UsageEvent:

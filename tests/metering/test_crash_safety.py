@@ -109,7 +109,9 @@ def _scenario(tmp_path: Path, tenant, meter_emulator: str, settings, count: int)
         pipe.execute()
         env = {
             "DATABASE_URL": _database_url(),
-            "REDIS_URL": server.url,
+            "REDIS_URL": server.url,  # one plain server of its own, whatever the session's Redis is
+            "TOKENWAY_REDIS_CLUSTER": "0",
+            "TOKENWAY_USAGE_SHARDS": "1",
             "STRIPE_METER_API_BASE": meter_emulator,
             "STRIPE_API_KEY": "sk_test_crash",
             "TOKENWAY_CLAIM_MIN_IDLE_MS": str(CLAIM_MIN_IDLE_MS),

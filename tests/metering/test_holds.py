@@ -14,6 +14,7 @@ from contracts import redis_keys as rk
 from metering.holds import hold_place, hold_settle, holds_open_micros, holds_reap
 from metering.services import balance_topup, tenant_available_ensure
 from routing.limits.scripts import ADMISSION
+from tokenway.redis_client import cluster_mode
 
 HOLD = 25_000
 CONCURRENT = 200
@@ -30,7 +31,7 @@ async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
         rk.key_month_spend(tenant_id, 1, "202601"),
         rk.tenant_available(tenant_id),
         rk.tenant_holds(tenant_id),
-        rk.HOLD_EXPIRIES,
+        rk.tenant_hold_expiries(tenant_id),
     ]
     args: list[Any] = [
         now,
@@ -54,8 +55,15 @@ async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
     return int(code)
 
 
+def _async_client() -> Any:
+    """An asyncio client of the session's Redis (a RedisCluster on a cluster)."""
+    if cluster_mode(settings.REDIS_URL, settings.TOKENWAY_REDIS_CLUSTER):
+        return aredis.RedisCluster.from_url(settings.REDIS_URL)
+    return aredis.Redis.from_url(settings.REDIS_URL)
+
+
 async def _round(tenant_id: int) -> list[int]:
-    clients = [aredis.Redis.from_url(settings.REDIS_URL) for _ in range(20)]
+    clients = [_async_client() for _ in range(20)]
     try:
         return await asyncio.gather(*(_admit(clients[n % 20], tenant_id, n) for n in range(CONCURRENT)))
     finally:
@@ -66,7 +74,8 @@ async def _round(tenant_id: int) -> list[int]:
 @pytest.mark.django_db(transaction=True)
 def test_200_concurrent_holds_against_a_balance_for_50_admit_exactly_50_twenty_times(tenant, redis_client):
     for round_no in range(20):
-        redis_client.delete(rk.tenant_available(tenant.pk), rk.tenant_holds(tenant.pk), rk.HOLD_EXPIRIES)
+        for name in (rk.tenant_available(tenant.pk), rk.tenant_holds(tenant.pk), rk.tenant_hold_expiries(tenant.pk)):
+            redis_client.delete(name)
         redis_client.set(rk.tenant_available(tenant.pk), HOLD * COVERED)
         codes = asyncio.run(_round(tenant.pk))
         assert codes.count(0) == COVERED, round_no
@@ -105,4 +114,17 @@ def test_settle_and_reaper_release_each_hold_exactly_once(redis_client):
     assert not hold_settle(redis_client, tenant_id=9, hold_id="live", charge_micros=150)
     assert int(redis_client.get(rk.tenant_available(9))) == 1_000 - 150
     assert holds_open_micros(redis_client, tenant_id=9) == 0
-    assert redis_client.zcard(rk.HOLD_EXPIRIES) == 0
+    assert redis_client.zcard(rk.tenant_hold_expiries(9)) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_reap_task_walks_the_tenants_in_postgresql(tenant, redis_client):
+    from metering.tasks import holds_reap_task
+
+    unknown = tenant.pk + 1_000  # a tenant id PostgreSQL does not have
+    for tenant_id in (tenant.pk, unknown):
+        redis_client.set(rk.tenant_available(tenant_id), 500)
+        assert hold_place(redis_client, tenant_id=tenant_id, hold_id="stranded", amount_micros=200, ttl_s=-1)
+    assert holds_reap_task() == 1
+    assert int(redis_client.get(rk.tenant_available(tenant.pk))) == 500
+    assert int(redis_client.get(rk.tenant_available(unknown))) == 300  # not walked

@@ -13,7 +13,7 @@ from metering.ingest import usage_ingest
 from metering.models import ReconciliationFinding, TopUp, UsageRecord
 from metering.reconcile import check_available_counters, reconciliation_run
 from metering.services import balance_topup
-from tests.metering.conftest import make_event
+from tests.metering.conftest import make_event, tenant_stream
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,7 +37,7 @@ def test_available_drift_is_corrected_only_when_seen_twice_with_ingestion_idle(t
     from metering.consumer import UsageConsumer
 
     balance_topup(tenant=tenant, amount_micros=1_000_000, idempotency_key="topup:d1", source="stripe")
-    redis_client.xadd(rk.USAGE_STREAM, {"e": make_event(tenant.pk).to_json()})
+    redis_client.xadd(tenant_stream(tenant.pk), {"e": make_event(tenant.pk).to_json()})
     UsageConsumer(client=redis_client, name="d").run(until=time.monotonic() + 0.3, block_ms=50)
     redis_client.set(rk.tenant_available(tenant.pk), 123)  # e.g. a settle lost with a crashed gateway
     first = check_available_counters()
