@@ -25,6 +25,7 @@ from routing.redis_slots import SLOTS, as_bytes, command_key, command_name, key_
 
 log = logging.getLogger("routing.redis")
 
+_MGET = frozenset({"MGET", "mget", b"MGET", b"mget"})  # split by slot (several keys, most often several slots)
 REFRESH_AT_MOST_EVERY_S = 0.5  # a burst of redirects or lost connections reloads the map once
 Address = tuple[str, int]
 
@@ -162,7 +163,7 @@ class ClusterRedis(PipelinedRedis):
         return replies[0]
 
     def submit(self, *args: Arg) -> asyncio.Future[Any]:
-        if command_name(args) == b"MGET" and len(args) > 2:
+        if len(args) > 2 and args[0] in _MGET:
             return asyncio.ensure_future(self._mget(args[1:]))
         try:
             node = self._route(args)
