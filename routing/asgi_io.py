@@ -22,8 +22,19 @@ class ClientGone(Exception):
     """The client disconnected before its request body was read."""
 
 
+# The request headers the gateway reads (keys, route mode, the Anthropic version and betas passed on).
+# Only these are decoded and kept with a call: SDKs send 10-20 others (x-stainless-*, user-agent, ...)
+# that would be held as strings for as long as a stream stays open. Reading a new header: add it here.
+READ_HEADERS = frozenset({b"authorization", b"x-api-key", b"x-tokenway-route", b"anthropic-version", b"anthropic-beta"})
+
+
 def header_map(scope: Scope) -> dict[str, str]:
-    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
+    """The request headers the gateway reads (``READ_HEADERS``), by lower-case name."""
+    return {
+        name.decode("latin-1"): value.decode("latin-1")
+        for name, value in scope.get("headers", ())
+        if name in READ_HEADERS
+    }
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:

@@ -20,7 +20,7 @@ from routing.credentials import Credentials
 from routing.errors import GatewayError, UpstreamFailure
 from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
-from routing.failover.hedge import HedgedRace
+from routing.failover.hedge import HedgedRace, Outcome
 from routing.failover.hedging import Hedging, tracked
 from routing.failover.upstream import Opened, open_attempt
 from routing.limits.board import LimitBoard
@@ -50,11 +50,7 @@ class Forwarder:
         """Try offerings in order until one answers (a late first byte may be hedged with the next,
         routing.failover.hedge); raise the last failure as a GatewayError."""
         deadline = call.started_mono + self._config.deadline_s
-        race = HedgedRace(
-            partial(self._tracked, call, deadline), failed=partial(self._failed, call),
-            hedge_after=partial(self._hedge_after, call), may_hedge=partial(self._may_hedge, call), deadline=deadline,
-        )  # fmt: skip
-        outcome = await race.run(offerings[: self._config.max_attempts])
+        outcome = await self._race(call, offerings, deadline)
         try:
             for loser in outcome.losers:
                 self._health.not_reached(loser.offering_id)  # cut short by us: no signal about it
@@ -66,6 +62,15 @@ class Forwarder:
         finally:
             if outcome.losers and self._hedging is not None:
                 await self._hedging.book(call, outcome.losers)
+
+    async def _race(self, call: Call, offerings: list[OfferingSnapshot], deadline: float) -> Outcome:
+        """The attempts up to a first byte. The race and its callbacks end with it: a frame that kept
+        them through the relay would hold them (≈ 1 KB) for every open stream."""
+        race = HedgedRace(
+            partial(self._tracked, call, deadline), failed=partial(self._failed, call),
+            hedge_after=partial(self._hedge_after, call), may_hedge=partial(self._may_hedge, call), deadline=deadline,
+        )  # fmt: skip
+        return await race.run(offerings[: self._config.max_attempts])
 
     def _failed(self, call: Call, offering: OfferingSnapshot, exc: UpstreamFailure) -> bool:
         """Book one attempt's failure; True when another offering may be tried."""
