@@ -39,6 +39,8 @@ def _beat_schedule() -> dict[str, dict[str, object]]:
 
 app.conf.beat_schedule = _beat_schedule()
 
-# Connects the worker heartbeat signals (health lists live workers) and the task outcome counters.
+# Connects the worker heartbeat signals (health lists live workers), the task outcome counters and
+# the optional task traces (OTEL_EXPORTER_OTLP_* set: one span per task run).
 import tokenway.task_metrics  # noqa: E402
+import tokenway.task_traces  # noqa: E402
 import tokenway.worker_heartbeat  # noqa: E402, F401

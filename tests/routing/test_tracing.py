@@ -28,6 +28,8 @@ from tests.routing import harness
 from tests.routing.conftest import add_fault, sim_requests
 from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog
 from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.routing.test_hedging import STALL_SIM_S
+from tests.routing.test_hedging import _publish_ttft as publish_ttft
 from tests.waiting import wait_until
 
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
@@ -150,6 +152,25 @@ def test_a_failover_shows_two_attempts_the_failed_one_with_its_kind(traced, rece
     assert failed.end_ns <= served.start_ns
     [server] = named["POST /v1/chat/completions"]
     assert server.attributes["tokenway.attempts"] == 2 and server.attributes["tokenway.provider"] == "openrouter"
+
+
+def test_a_hedge_is_its_own_attempt_and_the_loser_is_cancelled(receiver, sim, redis_client):
+    server = _serve(_traced_app(receiver, first_token_timeout_s=60.0, deadline_s=120.0), sim, redis_client)
+    try:
+        publish_ttft(server, redis_client)  # openai's p95 TTFT ~375 ms: a stall past it is hedged
+        add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
+        answer = _ask(server, make_tenant(redis_client), stream=True)
+    finally:
+        server.stop()
+    assert "+hedge" in answer.headers["x-tokenway-route"]
+    named = _one_call(receiver, answer, count=7)
+    attempts = {s.attributes["tokenway.attempt.kind"]: s for s in named["upstream attempt"]}
+    assert set(attempts) == {"first", "hedge"}
+    assert attempts["first"].attributes["tokenway.provider"] == "openai"
+    assert attempts["first"].attributes["tokenway.attempt.outcome"] == "cancelled"
+    assert attempts["hedge"].attributes["tokenway.provider"] == "openrouter"
+    assert attempts["hedge"].attributes["tokenway.attempt.outcome"] == "opened"
+    assert attempts["first"].start_ns < attempts["hedge"].start_ns < attempts["first"].end_ns  # they raced
 
 
 def test_a_callers_traceparent_is_continued_and_not_sent_to_the_provider(traced, receiver, sim, redis_client):

@@ -1,0 +1,95 @@
+"""Optional traces of worker tasks (contracts.tracing): one consumer span per task run, named after
+the task, with its id, queue, retries and final state; log lines written while it runs carry its trace
+id. Connected to Celery's signals; the provider is made when the worker starts and only if an OTLP
+endpoint is configured, so a worker without one does nothing more per task than a dict lookup.
+
+Prefork children inherit the provider: the SDK's batch processor restarts its export thread after
+a fork.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_shutdown, worker_shutdown
+
+from contracts.tracing import TraceSettings, make_provider
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Token
+    from opentelemetry.context.context import Context
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Span, Tracer
+
+
+@dataclass
+class TaskTraces:
+    provider: TracerProvider | None = None
+    tracer: Tracer | None = None
+    running: dict[str, tuple[Span, Token[Context]]] = field(default_factory=dict)  # by task id
+
+
+TRACES = TaskTraces()
+
+
+def traces_install(*, settings: TraceSettings | None = None) -> bool:
+    """Make the provider if traces are configured and none is made yet; True when tasks are traced."""
+    settings = settings or TraceSettings.from_env("tokenway-worker")
+    if TRACES.provider is None and settings.enabled:
+        TRACES.provider = make_provider(settings)
+        TRACES.tracer = TRACES.provider.get_tracer("tokenway.tasks")
+    return TRACES.tracer is not None
+
+
+def traces_shutdown() -> None:
+    """Export what is batched and stop tracing tasks."""
+    provider, TRACES.provider, TRACES.tracer = TRACES.provider, None, None
+    if provider is not None:
+        provider.shutdown()
+
+
+def _started(task_id: str | None = None, task: Any = None, **_: Any) -> None:
+    tracer = TRACES.tracer
+    if tracer is None or task_id is None:
+        return
+    from opentelemetry import context, trace
+
+    request = getattr(task, "request", None)
+    queue = ((getattr(request, "delivery_info", None) or {}).get("routing_key")) or ""
+    span = tracer.start_span(
+        str(getattr(task, "name", "task")), kind=trace.SpanKind.CONSUMER,
+        attributes={"celery.task_name": str(getattr(task, "name", "")), "celery.task_id": task_id,
+                    "celery.queue": str(queue), "celery.retries": int(getattr(request, "retries", 0) or 0)},
+    )  # fmt: skip
+    TRACES.running[task_id] = (span, context.attach(trace.set_span_in_context(span)))
+
+
+def _ended(task_id: str | None = None, state: str | None = None, **_: Any) -> None:
+    entry = TRACES.running.pop(task_id or "", None)
+    if entry is None:
+        return
+    from opentelemetry import context
+    from opentelemetry.trace import StatusCode
+
+    span, token = entry
+    span.set_attribute("celery.state", state or "UNKNOWN")
+    if state == "FAILURE":
+        span.set_status(StatusCode.ERROR)
+    context.detach(token)
+    span.end()
+
+
+def _on_worker_init(**_: Any) -> None:
+    traces_install()
+
+
+def _on_worker_stop(**_: Any) -> None:
+    traces_shutdown()
+
+
+worker_init.connect(_on_worker_init, weak=False)
+worker_shutdown.connect(_on_worker_stop, weak=False)
+worker_process_shutdown.connect(_on_worker_stop, weak=False)
+task_prerun.connect(_started, weak=False)
+task_postrun.connect(_ended, weak=False)

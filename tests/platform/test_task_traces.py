@@ -1,0 +1,60 @@
+"""Worker traces: a real in-process Celery worker on the Redis broker runs the metering ingest task,
+and a real OTLP/HTTP receiver on loopback gets one consumer span for that run; without an endpoint
+the worker traces nothing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+from metering.tasks import usage_ingest_task
+from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.waiting import poll_until
+from tokenway import task_traces
+from tokenway.celery import app
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
+    server = OtlpReceiver()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+    yield server
+    task_traces.traces_shutdown()
+    server.stop()
+
+
+def test_each_task_run_is_one_span_named_after_the_task(receiver, redis_client):
+    assert task_traces.traces_install() is True
+    with start_worker(app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False,
+                      shutdown_timeout=30):  # fmt: skip
+        sent = usage_ingest_task.apply_async(queue="metering")
+
+        def span_of_run() -> list[ReceivedSpan]:
+            return [s for s in receiver.received.spans if s.attributes.get("celery.task_id") == sent.id]
+
+        found = poll_until(span_of_run, timeout=20, interval=0.05)
+    assert found, [s.name for s in receiver.received.spans]
+    [span] = found
+    assert span.name == "metering.tasks.usage_ingest" and span.kind == "consumer"
+    assert span.service == "tokenway-worker" and span.parent_span_id == ""
+    assert span.attributes["celery.state"] == "SUCCESS"
+    assert span.attributes["celery.queue"] == "metering"
+    assert not task_traces.TRACES.running
+
+
+def test_a_worker_with_traces_disabled_sends_nothing(receiver, monkeypatch, redis_client):
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert task_traces.traces_install() is False
+    assert task_traces.TRACES.provider is None
+    with start_worker(app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False,
+                      shutdown_timeout=30):  # fmt: skip
+        usage_ingest_task.apply_async(queue="metering")
+        assert poll_until(lambda: redis_client.llen("metering") == 0, timeout=20, interval=0.05)
+    time.sleep(0.3)  # six export periods of a traced worker
+    assert receiver.received.requests == 0
