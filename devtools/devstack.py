@@ -8,6 +8,8 @@ data lives under the data dir (``TOKENWAY_DATA_DIR``, default ``.data/``).
   URLs to ``<data dir>/stack.env`` (mode 0600) for management commands, runs CMD in
   a session of its own and, on Ctrl-C or SIGTERM, stops CMD first, then Redis, then
   PostgreSQL; exits 0 after a requested stop. ``stack.env`` is removed on the way out.
+  ``TOKENWAY_REDIS_CLUSTER=1`` without ``REDIS_URL``: the data Redis is an embedded
+  3-master Redis Cluster (not kept between runs), Celery and Channels the plain one.
 - ``test``: a throw-away Redis for the test suite and the benchmarks. With
   ``TOKENWAY_TEST_REDIS_CLUSTER=1`` the data Redis is a throw-away 3-master Redis
   Cluster (``REDIS_URL`` with ``TOKENWAY_REDIS_CLUSTER=1``) and Celery and Channels get
@@ -146,6 +148,9 @@ def stack_env_file(env: dict[str, str]) -> Iterator[None]:
     with os.fdopen(fd, "w") as out:
         for name in ("DATABASE_URL", "REDIS_URL"):
             out.write(f"{name}={env[name]}\n")
+        for name in ("TOKENWAY_REDIS_CLUSTER", "CELERY_BROKER_URL", "CHANNELS_REDIS_URL"):
+            if env.get(name):
+                out.write(f"{name}={env[name]}\n")
         out.write(f"TOKENWAY_STACK_PID={os.getpid()}\n")
     try:
         yield
@@ -212,8 +217,12 @@ def run_stack(command: list[str]) -> int:
     if other:
         print(f"devstack: a stack from {DATA} is already running (pid {other}); stop it first", file=sys.stderr)
         return 1
+    # TOKENWAY_REDIS_CLUSTER=1 without REDIS_URL: an embedded 3-master cluster (its data is not kept).
+    cluster = os.environ.get("TOKENWAY_REDIS_CLUSTER") == "1" and not os.environ.get("REDIS_URL")
     with ExitStack() as stack:
-        env = {**os.environ, "TOKENWAY_DATA_DIR": str(DATA), **services_env(stack, persistent=True)}
+        env = {**os.environ, "TOKENWAY_DATA_DIR": str(DATA), **services_env(stack, persistent=True, redis=not cluster)}
+        if cluster:
+            env.update(cluster_env(stack, persistent=True))
         stack.enter_context(stack_env_file(env))
         code = 0 if stop_request.requested else _supervise(command, env, stop_request)
     if stop_request.requested:

@@ -7,11 +7,10 @@ and every Celery worker of this stack has sent its heartbeat.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
-
-import redis
 
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
 
@@ -24,9 +23,12 @@ def worker_names(regions: list[str]) -> list[str]:
 
 def forget_heartbeats(redis_url: str, names: list[str]) -> None:
     """A previous run's heartbeats live on for their TTL; they must not count as this run's workers."""
-    client = redis.Redis.from_url(redis_url, socket_timeout=2)
+    from tokenway.redis_client import client_for, cluster_mode
+
+    client = client_for(redis_url, cluster=cluster_mode(redis_url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")))
     try:
-        client.delete(*(f"{WORKER_HEARTBEAT_PREFIX}{name}" for name in names))
+        for name in names:  # one key per call: on a cluster they live in different slots
+            client.delete(f"{WORKER_HEARTBEAT_PREFIX}{name}")
     finally:
         client.close()
 
