@@ -78,6 +78,10 @@ def attached_months(table: str) -> set[datetime]:
     }
 
 
+def first_attached_month(table: str) -> datetime | None:
+    return min(attached_months(table), default=None)
+
+
 def default_months(table: Table) -> set[datetime]:
     """Months of the rows held by the table's default partition (usually none)."""
     with connection.cursor() as cursor:

@@ -31,6 +31,7 @@ from metering.models import (
     TopUpStatus,
     UsageRecord,
 )
+from metering.partitions import USAGE, first_attached_month
 from metering.provider_truth import DRIFT_SHARE, invoice_matches, reported_cost_drift
 from metering.services import tenant_available_correct, tenant_available_ensure
 from metering.stripe.client import meter_accepted_totals
@@ -97,14 +98,20 @@ def check_usage_has_journal() -> list[Finding]:
 
 
 def check_journal_has_usage() -> list[Finding]:
-    """The reverse of usage_without_journal: a usage journal whose usage record is missing."""
+    """The reverse of usage_without_journal: a usage journal whose usage record is missing. A record of a
+    month detached by retention is not missing: its request id is kept (metering_usagekey) with a finish
+    time before the first month still attached (a late event, ingested long after it finished)."""
     since = timezone.now() - RECENT
     rows = _rows(
-        "SELECT j.key FROM metering_journal j LEFT JOIN metering_usagerecord u ON 'usage:' || u.request_id = j.key "
+        "SELECT j.key, k.finished_at FROM metering_journal j "
+        "LEFT JOIN metering_usagerecord u ON 'usage:' || u.request_id = j.key "
+        "LEFT JOIN metering_usagekey k ON 'usage:' || k.request_id = j.key "
         "WHERE j.kind = 'usage' AND j.created_at >= %s AND u.id IS NULL LIMIT 100",
         [since],
     )
-    return [Finding("journal_without_usage", "error", key) for (key,) in rows]
+    first = first_attached_month(USAGE[0].name)
+    detached = {key for key, finished in rows if finished is not None and first is not None and finished < first}
+    return [Finding("journal_without_usage", "error", key) for key, _ in rows if key not in detached]
 
 
 def check_prepaid_not_negative() -> list[Finding]:
