@@ -57,6 +57,20 @@ def test_the_page_reports_the_usage_stream(client, redis_client):
     assert figures[("tokenway_billing_lag_seconds", ())] >= 0
 
 
+def test_the_page_reports_each_usage_shard_and_their_total(client, redis_client, monkeypatch):
+    monkeypatch.setenv(redis_keys.USAGE_SHARDS_ENV, "3")
+    streams = redis_keys.usage_streams(3)
+    for stream, count in zip(streams, (2, 0, 3), strict=True):
+        redis_client.xgroup_create(stream, redis_keys.USAGE_GROUP, id="0", mkstream=True)
+        for _ in range(count):
+            redis_client.xadd(stream, {"e": b"{}"})
+    figures = _samples(client.get("/metrics"))
+    per_shard = [figures[("tokenway_usage_shard_undelivered", (("stream", stream),))] for stream in streams]
+    assert per_shard == [2, 0, 3]
+    assert figures[("tokenway_usage_stream_undelivered", ())] == 5
+    assert figures[("tokenway_usage_shard_lag_seconds", (("stream", streams[1]),))] == 0
+
+
 def test_stripe_sync_probe_freshness_and_task_outcomes(client, tenant, redis_client):
     now = timezone.now()
     for n, status in enumerate([MeterStatus.PENDING, MeterStatus.PENDING, MeterStatus.REJECTED, MeterStatus.SENT]):
