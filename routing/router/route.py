@@ -136,9 +136,14 @@ def plan_among(
         )
     if not prefs.allow_fallbacks:
         ordered = ordered[:1]
-    rank = {o.offering_id: i for i, o in enumerate(ordered)}  # the caller's provider.order may reorder
-    final = sorted(scored, key=lambda x: rank.get(x.signals.offering.offering_id, len(rank)))
+    final = scored if len(ordered) == len(scored) and not prefs.order else _in_order(scored, ordered)
     return Route(ordered, mode, _reason(ordered[0], mode, prefs, decisive(final)), final, dropped)
+
+
+def _in_order(scored: list[Scored], ordered: list[OfferingSnapshot]) -> list[Scored]:
+    """The scored candidates in attempt order (the caller's provider.order may reorder), then the rest."""
+    rank = {o.offering_id: i for i, o in enumerate(ordered)}
+    return sorted(scored, key=lambda x: rank.get(x.signals.offering.offering_id, len(rank)))
 
 
 def _reason(first: OfferingSnapshot, mode: str, prefs: ProviderPrefs, factor: str) -> str:
