@@ -48,8 +48,10 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
     import os
 
     from routing.app import make_gateway_app
+    from tokenway.redis_client import client_for, cluster_mode
 
-    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    url = os.environ["REDIS_URL"]  # a node of a Redis Cluster in the cluster pass (make test-cluster)
+    client = client_for(url, cluster=cluster_mode(url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")), timeout_s=None)
     publish_catalog(client, sim_catalog(sim.provider_url))
     server = ServerThread(make_gateway_app(test_config()))
     yield server

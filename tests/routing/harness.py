@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import redis
 import uvicorn
@@ -49,11 +49,21 @@ class ServerThread:
 
 
 def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:
-    pipe = client.pipeline(transaction=True)
-    pipe.set(rk.CATALOG_SNAPSHOT, catalog.to_json())
-    pipe.incr(rk.CATALOG_VERSION)
-    pipe.execute()
+    """Snapshot, then version (two slots on a cluster: no transaction; a reader sees the version last)."""
+    client.set(rk.CATALOG_SNAPSHOT, catalog.to_json())
+    client.incr(rk.CATALOG_VERSION)
     client.publish(rk.SNAPSHOT_CHANNEL, "catalog")
+
+
+def usage_events(client: redis.Redis) -> list[dict[str, Any]]:
+    """Every usage event on the hand-off, all shards (TOKENWAY_USAGE_SHARDS), oldest first."""
+    import orjson
+
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = []
+    for stream in rk.usage_streams(rk.usage_shard_count(os.environ)):
+        entries += cast(list[tuple[bytes, dict[bytes, bytes]]], client.xrange(stream))
+    entries.sort(key=lambda entry: tuple(int(part) for part in entry[0].split(b"-")))
+    return [orjson.loads(fields[b"e"]) for _, fields in entries]
 
 
 def test_config(**overrides: Any) -> GatewayConfig:
@@ -83,10 +93,7 @@ class Tenant:
         return int(self.client.get(rk.tenant_available(self.record.tenant_id)) or 0)
 
     def events(self) -> list[dict[str, Any]]:
-        import orjson
-
-        entries: Any = self.client.xrange(rk.USAGE_STREAM)
-        return [orjson.loads(fields[b"e"]) for _, fields in entries]
+        return usage_events(self.client)
 
     def wait_events(self, n: int = 1, timeout: float = 3.0) -> list[dict[str, Any]]:
         """Events are written right after the response; wait until ``n`` are in the stream (fewer on timeout)."""

@@ -17,6 +17,7 @@ from metering.holds import holds_reap
 from routing.errors import GatewayError
 from routing.limits.admission import MONTH_SPEND_TTL_S, Admission, admit, settle, settle_call
 from routing.limits.scripts import SETTLE
+from routing.redis_client import redis_client as gateway_redis
 from routing.redis_pipe import PipelinedRedis
 
 TID = 4242  # no database row: the scripts know tenants by id only
@@ -27,7 +28,7 @@ LIFETIME_S = 60.0
 
 @pytest.fixture
 async def pipe(redis_client: redis.Redis) -> AsyncIterator[PipelinedRedis]:
-    client = PipelinedRedis(settings.REDIS_URL)
+    client = gateway_redis(settings.REDIS_URL, None)  # the cluster client when REDIS_URL is a cluster node
     await client.connect()
     yield client
     await client.close()

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 import redis
 import requests
@@ -58,8 +57,7 @@ def _post(gateway: ServerThread, key: str, path: str, body: dict[str, Any]) -> r
 def _stream_events(url: str) -> list[dict[str, object]]:
     client = redis.Redis.from_url(url)
     try:
-        entries: Any = client.xrange(rk.USAGE_STREAM)  # redis-py types the sync/async union
-        return [orjson.loads(fields[b"e"]) for _, fields in entries]
+        return harness.usage_events(client)
     finally:
         client.close()
 
