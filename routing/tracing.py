@@ -3,7 +3,8 @@ children for admission, the routing decision, each upstream attempt (routing.tra
 the usage hand-off and settlement.
 
 Off, the app is not wrapped at all and every hook below is one ContextVar read; this module imports
-nothing of OpenTelemetry until a call is traced. Attributes carry ids, names, numbers and states only — never an API key,
+nothing of OpenTelemetry until a call is traced. A call the sampler leaves out
+(``OTEL_TRACES_SAMPLER``) costs its server span's sampling decision and nothing more. Attributes carry ids, names, numbers and states only — never an API key,
 a header value or any text of the prompt or the answer.
 """
 
@@ -71,7 +72,8 @@ def traced(tracer: Tracer, inner: ASGIHandler) -> ASGIHandler:
             f"{scope['method']} {route}", context=_incoming(scope), kind=SpanKind.SERVER,
             attributes={"http.request.method": scope["method"], "http.route": route},
         ) as server:  # fmt: skip
-            token = CURRENT.set(RequestTrace(tracer, server))
+            # A call the sampler left out gets no child spans at all: its hooks cost what they cost off.
+            token = CURRENT.set(RequestTrace(tracer, server) if server.is_recording() else None)
             try:
                 await inner(scope, receive, observing_send)
             finally:

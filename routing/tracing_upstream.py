@@ -80,11 +80,11 @@ def propagation_hooks() -> list[aiohttp.TraceConfig]:
 async def _add_traceparent(
     session: aiohttp.ClientSession, context: SimpleNamespace, params: aiohttp.TraceRequestStartParams
 ) -> None:
-    if CURRENT.get() is None:
-        return
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     carrier: dict[str, str] = {}
-    TraceContextTextMapPropagator().inject(carrier)  # the attempt's span: current in this task
+    # The attempt's span, current in this task; an unsampled call's server span (flag 00), so the
+    # provider follows our decision; nothing outside a traced call.
+    TraceContextTextMapPropagator().inject(carrier)
     if "traceparent" in carrier:  # the caller's tracestate stays with us
         params.headers["traceparent"] = carrier["traceparent"]

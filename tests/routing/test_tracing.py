@@ -185,14 +185,22 @@ def test_a_callers_traceparent_is_continued_and_not_sent_to_the_provider(traced,
 
 def test_an_operator_may_send_the_attempts_traceparent_upstream(receiver, sim, redis_client):
     server = _serve(_traced_app(receiver, trace_upstream=True), sim, redis_client)
+    tenant = make_tenant(redis_client)
     try:
-        answer = _ask(server, make_tenant(redis_client), traceparent=f"00-{'ab' * 16}-{'cd' * 8}-01", tracestate="k=v")
+        answer = _ask(server, tenant, traceparent=f"00-{'ab' * 16}-{'cd' * 8}-01", tracestate="k=v")
+        [attempt] = _one_call(receiver, answer, count=6)["upstream attempt"]
+        [received] = sim_requests(sim, "openai", 1)
+        assert received["headers"]["traceparent"] == f"00-{attempt.trace_id}-{attempt.span_id}-01"
+        assert attempt.trace_id == "ab" * 16 and "tracestate" not in received["headers"]  # the caller's state stays
+        # A caller that did not sample: no span is recorded, and the provider is told not to sample either.
+        unsampled = "12" * 16
+        _ask(server, tenant, traceparent=f"00-{unsampled}-{'34' * 8}-00")
+        [received] = sim_requests(sim, "openai", 1)
+        assert received["headers"]["traceparent"].startswith(f"00-{unsampled}-")
+        assert received["headers"]["traceparent"].endswith("-00")
     finally:
-        server.stop()
-    [attempt] = _one_call(receiver, answer, count=6)["upstream attempt"]
-    [received] = sim_requests(sim, "openai", 1)
-    assert received["headers"]["traceparent"] == f"00-{attempt.trace_id}-{attempt.span_id}-01"
-    assert attempt.trace_id == "ab" * 16 and "tracestate" not in received["headers"]  # the caller's state stays here
+        server.stop()  # its provider's shutdown exports whatever is batched
+    assert not [s for s in receiver.received.spans if s.trace_id == unsampled]
 
 
 def test_no_span_carries_the_api_key_or_the_prompt(traced, receiver, redis_client):
