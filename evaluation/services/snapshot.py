@@ -112,8 +112,19 @@ def build_snapshot(window: str = SNAPSHOT_WINDOW) -> StatsSnapshot:
     return StatsSnapshot(version=0, generated_at=time.time(), window=window, stats=stats)
 
 
+# KEYS: snapshot. ARGV: document, its version. Replaces only a document of a lower version.
+_SET_IF_NEWER = """
+local current = redis.call('GET', KEYS[1])
+if current and tonumber(cjson.decode(current)['version']) >= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+
 def snapshot_publish(*, client: redis.Redis, snapshot: StatsSnapshot) -> int:
     """Store ``snapshot`` under the next version; returns that version."""
+    if isinstance(client, redis.RedisCluster):
+        return _publish_on_cluster(client, snapshot)
     for _ in range(MAX_ATTEMPTS):
         with client.pipeline(transaction=True) as pipe:
             try:
@@ -130,6 +141,16 @@ def snapshot_publish(*, client: redis.Redis, snapshot: StatsSnapshot) -> int:
                 continue
             return version
     raise RuntimeError(f"could not publish the stats snapshot in {MAX_ATTEMPTS} attempts")
+
+
+def _publish_on_cluster(client: redis.RedisCluster, snapshot: StatsSnapshot) -> int:
+    """The version key and the document are in different slots (no MULTI): INCR takes a version no
+    other publisher gets, and the document is stored only over an older one. A gateway polling between
+    the two reads the previous document, and the next refresh's version brings it the new one."""
+    version = int(client.incr(redis_keys.STATS_VERSION))
+    client.eval(_SET_IF_NEWER, 1, redis_keys.STATS_SNAPSHOT, replace(snapshot, version=version).to_json(), version)
+    client.publish(redis_keys.SNAPSHOT_CHANNEL, "stats")
+    return version
 
 
 def current_version(client: redis.Redis) -> int:
