@@ -111,6 +111,9 @@ def make_session(config: GatewayConfig) -> aiohttp.ClientSession:
         timeout=timeout,
         json_serialize=lambda value: orjson.dumps(value).decode(),
         skip_auto_headers=("User-Agent",),
+        # No cookies: one session serves every tenant, so a provider's Set-Cookie must not ride on the next
+        # tenant's request; and no jar to filter per request.
+        cookie_jar=aiohttp.DummyCookieJar(),
         auto_decompress=True,
         headers={REGION_HEADER: config.region},  # upstream network distance depends on it (contracts.regions)
         trace_configs=propagation_hooks() if config.trace_upstream else None,  # traceparent to providers: opt-in
