@@ -12,7 +12,7 @@ from contracts.snapshot import OfferingStats
 from routing.failover.hedge import p95_ttft_ms
 from routing.failover.hedge_budget import spend_hedge
 from routing.limits.admission import Admission
-from routing.redis_pipe import PipelinedRedis
+from routing.redis_client import redis_client as gateway_redis
 
 
 def test_the_hedge_delay_is_the_p95_for_this_prompt_size():
@@ -30,7 +30,7 @@ def test_the_budget_is_a_share_of_the_tenants_requests_this_minute_plus_a_burst(
     window = rk.rate_window(77, "tenant", admission.minute)
 
     async def spend(times: int) -> list[bool]:
-        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        redis = gateway_redis(os.environ["REDIS_URL"], None)
         await redis.connect()
         try:
             return [await spend_hedge(redis, admission, share=0.05, burst=1) for _ in range(times)]
@@ -47,5 +47,5 @@ def test_the_budget_is_a_share_of_the_tenants_requests_this_minute_plus_a_burst(
 
 
 async def spend_without_admission() -> bool:
-    redis = PipelinedRedis(os.environ["REDIS_URL"])
+    redis = gateway_redis(os.environ["REDIS_URL"], None)
     return await spend_hedge(redis, None)

@@ -16,7 +16,7 @@ from routing.limits.board import LOAD_PENALTY, LimitBoard
 from routing.limits.forecast import Holt, forecast_error
 from routing.limits.ratelimit_headers import go_duration_s, parse
 from routing.limits.shared import LIMITS_KEY, sync_once
-from routing.redis_pipe import PipelinedRedis
+from routing.redis_client import redis_client as gateway_redis
 from sim.dialects.headers import anthropic_limits, openai_limits
 from sim.ratelimit import Admission
 from tests.waiting import ManualClock
@@ -139,7 +139,7 @@ def test_two_processes_share_sends_and_the_newest_observation(redis_client):
     a, b = LimitBoard(clock=clock), LimitBoard(clock=clock)
 
     async def scenario() -> None:
-        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        redis = gateway_redis(os.environ["REDIS_URL"], None)
         await redis.connect()
         try:
             await sync_once(redis, b)  # b learns where the counters stand
@@ -193,7 +193,7 @@ def test_a_sync_in_flight_across_a_reset_writes_nothing_into_the_new_state(redis
     board = LimitBoard(clock=ManualClock(T0))
 
     async def scenario() -> None:
-        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        redis = gateway_redis(os.environ["REDIS_URL"], None)
         await redis.connect()
         try:
             await sync_once(redis, board)

@@ -9,7 +9,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import orjson
 import psutil
 import redis
 import requests
@@ -19,7 +18,7 @@ from devtools.ports import free_port, wait_for_port
 from devtools.processes import spawn, stop
 from sim.server import SimHandle
 from tests.catalogs import sim_catalog
-from tests.routing.harness import make_tenant
+from tests.routing.harness import make_tenant, usage_events
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,8 +53,7 @@ def test_two_workers_behind_one_port_serve_and_account_every_call(
         assert len(ids) == CALLS
 
         def events() -> list[dict[str, object]]:
-            entries = redis_client.xrange(rk.USAGE_STREAM)
-            return [orjson.loads(fields[b"e"]) for _, fields in entries]  # type: ignore[union-attr]
+            return usage_events(redis_client)
 
         wait_until(lambda: {e["request_id"] for e in events()} >= ids, timeout=10, message="every call's usage event")
         mine = [e for e in events() if e["request_id"] in ids]
