@@ -24,7 +24,7 @@ from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicTo
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.usage.drain import drain
-from routing.wire.sse import SseSplitter
+from routing.wire.sse import SseEvent, SseSplitter
 
 log = logging.getLogger("routing.relay")
 
@@ -124,24 +124,29 @@ async def _pump(
     deadline exactly, without a timer allocation per chunk."""
     splitter = SseSplitter()
     loop = asyncio.get_running_loop()
-    chunk = opened.first
+    chunk, opened.first = opened.first, b""  # the stream's frame holds no read while it waits for the next
     slack = min(TIMER_SLACK_S, idle_s / 4)
     async with asyncio.timeout(None) as timer:
         while chunk:
-            events = splitter.feed(chunk)
-            call.facts.observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
-            # A paced stream brings one event per read: no list and join for it.
-            out = converter.feed(events[0]) if len(events) == 1 else b"".join([converter.feed(e) for e in events])
-            if out:
-                await send_chunk(send, out)
-                call.delivered = True
-            if converter.done:
+            if await _forward(call, splitter.feed(chunk), converter, send):
                 return
             now = loop.time()
             expiry = timer.when()
             if expiry is None or expiry - now < idle_s - slack:
                 timer.reschedule(now + min(idle_s, deadline - time.monotonic()))
+            chunk = b""
             chunk = await opened.response.content.readany()
+
+
+async def _forward(call: Call, events: list[SseEvent], converter: StreamConverter, send: Send) -> bool:
+    """One read's events to the caller; True once the upstream's terminal event passed."""
+    call.facts.observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
+    # A paced stream brings one event per read: no list and join for it.
+    out = converter.feed(events[0]) if len(events) == 1 else b"".join([converter.feed(e) for e in events])
+    if out:
+        await send_chunk(send, out)
+        call.delivered = True
+    return converter.done
 
 
 async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
