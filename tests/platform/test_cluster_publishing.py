@@ -39,7 +39,7 @@ def test_key_records_of_many_slots_are_published_and_revoked_with_one_version_bu
     keys = [issue_key(tenant)[0] for tenant in tenants for _ in range(3)]
     records = [redis_keys.key_record(key.key_hash) for key in keys]
     assert isinstance(get_redis(), redis.RedisCluster)
-    assert len({on_cluster.get_node_from_key(name).name for name in records}) > 1  # type: ignore[attr-defined]
+    assert len({on_cluster.get_node_from_key(name).name for name in records}) > 1
     on_cluster.flushdb()
     pubsub = on_cluster.pubsub()
     pubsub.subscribe(redis_keys.KEYS_CHANNEL)
