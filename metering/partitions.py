@@ -117,6 +117,8 @@ def _partition_create(cursor: Any, table: Table, month: datetime) -> None:
     lower, upper = month, month_add(month, 1)
     bounds = f"FOR VALUES FROM ('{lower.isoformat()}') TO ('{upper.isoformat()}')"
     in_range = f"{table.column} >= %s AND {table.column} < %s"
+    # Race: a row of this month may reach the default after this check. PostgreSQL then refuses the
+    # CREATE (it checks the default under its lock), the transaction rolls back and the next run moves it.
     cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {default} WHERE {in_range})", [lower, upper])  # noqa: S608
     if not cursor.fetchone()[0]:
         cursor.execute(f"CREATE TABLE {name} PARTITION OF {table.name} {bounds}")

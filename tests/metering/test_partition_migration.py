@@ -34,7 +34,7 @@ def kinds() -> dict[str, str]:
         "SELECT relname, relkind FROM pg_class WHERE relname IN "
         "('metering_usagerecord', 'metering_journal', 'metering_journalline')"
     )
-    return {name: str(kind) for name, kind in found}
+    return {str(name): str(kind) for name, kind in found}
 
 
 def snapshot() -> dict[str, list[tuple[object, ...]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -22,7 +23,7 @@ from tests.metering.conftest import make_event
 pytestmark = pytest.mark.django_db
 
 
-def scalar(sql: str, params: list[object] | None = None) -> object:
+def scalar(sql: str, params: list[Any] | None = None) -> object:
     with connection.cursor() as cursor:
         cursor.execute(sql, params or [])
         return cursor.fetchone()[0]
