@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass
 
 from contracts.snapshot import OfferingSnapshot
@@ -23,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 # Probes in flight per batch; each holds one connection, so this also bounds sockets per worker thread.
 CONCURRENCY = 64
+# How often a running batch looks whether its worker is stopping.
+STOP_POLL_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,18 +44,34 @@ async def _one(semaphore: asyncio.Semaphore, ctx: ProbeContext, kind: str) -> li
 
 
 async def run_jobs(
-    jobs: list[Job], offerings: dict[int, OfferingSnapshot], *, region: str
+    jobs: list[Job], offerings: dict[int, OfferingSnapshot], *, region: str, stop: threading.Event | None = None
 ) -> list[tuple[Job, list[Outcome]]]:
+    """Run the batch; once ``stop`` is set, probes still in flight are cut short and left out of the
+    answer (a probe is a measurement: the next round repeats it), so a stopping worker is not held."""
     runnable = [job for job in jobs if job.offering_id in offerings and job.kind in PROBES]
     semaphore = asyncio.Semaphore(CONCURRENCY)
     async with new_session(total_timeout_s=conf.probe_timeout_s(), region=region) as session:
         tasks = [
-            _one(
-                semaphore,
-                ProbeContext(session=session, offering=offerings[job.offering_id], region=region, seed=new_seed()),
-                job.kind,
+            asyncio.create_task(
+                _one(
+                    semaphore,
+                    ProbeContext(session=session, offering=offerings[job.offering_id], region=region, seed=new_seed()),
+                    job.kind,
+                )
             )
             for job in runnable
         ]
-        results = await asyncio.gather(*tasks)
-    return list(zip(runnable, results, strict=True))
+        await _until_done_or_stopped(tasks, stop)
+    return [(job, task.result()) for job, task in zip(runnable, tasks, strict=True) if not task.cancelled()]
+
+
+async def _until_done_or_stopped(tasks: list[asyncio.Task[list[Outcome]]], stop: threading.Event | None) -> None:
+    pending: set[asyncio.Task[list[Outcome]]] = set(tasks)
+    while pending:
+        _, pending = await asyncio.wait(pending, timeout=None if stop is None else STOP_POLL_S)
+        if pending and stop is not None and stop.is_set():
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            logger.info("worker stopping: %d probes of the batch cut short", len(pending))
+            return

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from typing import Any
 
 from celery import Task, shared_task
+from celery.signals import worker_shutting_down
 
 from evaluation import conf
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
@@ -24,6 +26,14 @@ logger = logging.getLogger(__name__)
 
 # A misrouted batch is forwarded to its region's queue once; a second misroute means a misconfigured fleet.
 MAX_REROUTES = 1
+
+# Set when this worker begins its warm shutdown: running batches cut their in-flight probes short.
+STOPPING = threading.Event()
+
+
+@worker_shutting_down.connect
+def _stop_probing(**_: object) -> None:
+    STOPPING.set()
 
 
 @shared_task(name="evaluation.probes_dispatch", ignore_result=True)
@@ -51,7 +61,7 @@ def probe_batch_task(
         return {"refused": True, "region": region, "worker_region": conf.this_region()}
     offerings = probed_offerings(current_catalog())
     parsed = [Job(offering_id=int(oid), kind=str(kind)) for oid, kind in jobs]
-    results = asyncio.run(run_jobs(parsed, offerings, region=region))
+    results = asyncio.run(run_jobs(parsed, offerings, region=region, stop=STOPPING))
     saved = probe_results_save(region=region, results=results)
     return {"refused": False, "region": region, "jobs": len(parsed), "rows": saved}
 
