@@ -60,6 +60,7 @@ def test_slots_are_the_ones_the_cluster_computes(cluster_url):
         assert key_slot(key) == seed.execute_command("CLUSTER KEYSLOT", key), key
 
 
+@pytest.mark.single_redis  # compares the cluster with the session's Redis, which must then be a single server
 def test_the_gateway_picks_the_cluster_client_by_asking_the_server(cluster_url):
     single = os.environ["REDIS_URL"]
     assert is_cluster(cluster_url) and not is_cluster(single)
