@@ -5,7 +5,6 @@ down failing only its own slots, and every script call of the gateway on one slo
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -32,6 +31,7 @@ from routing.state.keys import KeyCache
 from routing.state.offerings import CatalogState
 from routing.state.refresher import Refresher
 from tests.routing.cluster_nodes import finish_migration, move_keys, move_slot, nodes, owner, shut_down, start_migration
+from tests.routing.own_redis import OwnRedis
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +62,17 @@ def test_slots_are_the_ones_the_cluster_computes(cluster_url):
 
 @pytest.mark.single_redis  # compares the cluster with the session's Redis, which must then be a single server
 def test_the_gateway_picks_the_cluster_client_by_asking_the_server(cluster_url):
-    single = os.environ["REDIS_URL"]
-    assert is_cluster(cluster_url) and not is_cluster(single)
-    assert type(redis_client(cluster_url, None)) is ClusterRedis
-    assert type(redis_client(single, None)) is PipelinedRedis  # the single-server path is the plain client
-    assert type(redis_client(single, True)) is ClusterRedis and type(redis_client(cluster_url, False)) is PipelinedRedis
+    server = OwnRedis()  # a single server of the test's own (the session's REDIS_URL may be a cluster)
+    server.start()
+    try:
+        single = server.url
+        assert is_cluster(cluster_url) and not is_cluster(single)
+        assert type(redis_client(cluster_url, None)) is ClusterRedis
+        assert type(redis_client(single, None)) is PipelinedRedis  # the single-server path is the plain client
+        assert type(redis_client(single, True)) is ClusterRedis
+        assert type(redis_client(cluster_url, False)) is PipelinedRedis
+    finally:
+        server.close()
 
 
 async def test_commands_of_one_tick_land_on_the_node_of_their_key(client, cluster_url):
