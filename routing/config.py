@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from contracts import redis_keys as rk
 from contracts.env import (
     DEV_CREDENTIAL_KEYS,
     DEV_PEPPER,
@@ -26,7 +24,6 @@ class GatewayConfig:
     redis_cluster: bool | None = (
         None  # TOKENWAY_REDIS_CLUSTER: True/False, None = ask the server (routing.redis_client)
     )
-    usage_shards: int = 1  # TOKENWAY_USAGE_SHARDS: usage streams, a tenant's events on one (contracts.redis_keys)
     region: str = "beijing"
     key_pepper: str = DEV_PEPPER
     credential_keys: tuple[str, ...] = DEV_CREDENTIAL_KEYS
@@ -62,7 +59,6 @@ class GatewayConfig:
         return cls(
             redis_url=env_str("REDIS_URL", _D.redis_url),
             redis_cluster=env_bool("TOKENWAY_REDIS_CLUSTER") if env_str("TOKENWAY_REDIS_CLUSTER").strip() else None,
-            usage_shards=rk.usage_shard_count(os.environ),
             region=env_str("TOKENWAY_REGION", env_list("TOKENWAY_REGIONS", ["beijing"])[0]),
             key_pepper=pepper,
             credential_keys=tuple(env_list("TOKENWAY_CREDENTIAL_KEYS", () if prod else DEV_CREDENTIAL_KEYS)),

@@ -78,7 +78,7 @@ class Gateway:
             limits=self.limits if self.config.learned_limits else None, hedging=self.hedging,
         )  # fmt: skip
         await self.refresher.start()
-        self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool, shards=self.config.usage_shards))
+        self._replayer = asyncio.create_task(replay_loop(self.redis, self.spool))
         self.live_sync.start()
         self.limit_sync.start()
 

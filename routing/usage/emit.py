@@ -14,8 +14,8 @@ from contracts.usage import EndState, Tokens, UsageEvent
 from routing.call import Bill, Call
 from routing.redis_pipe import PipelinedRedis
 
-# How many usage streams (TOKENWAY_USAGE_SHARDS), read once at start; GatewayConfig.usage_shards
-# reads the same variable through the same contract function.
+# How many usage streams (TOKENWAY_USAGE_SHARDS), read once at start, here only: the live hand-off
+# and the spool's replay (routing.usage.replay) must pick the same shard for a tenant.
 USAGE_SHARDS = rk.usage_shard_count(os.environ)
 
 

@@ -30,6 +30,8 @@ from routing.redis_slots import key_slot
 from routing.state.keys import KeyCache
 from routing.state.offerings import CatalogState
 from routing.state.refresher import Refresher
+from routing.usage.replay import replay_once
+from routing.usage.spool import UsageSpool
 from tests.routing.cluster_nodes import finish_migration, move_keys, move_slot, nodes, owner, shut_down, start_migration
 from tests.routing.own_redis import OwnRedis
 
@@ -221,3 +223,18 @@ async def test_a_snapshot_published_on_any_node_reaches_the_refresher_by_pubsub(
     finally:
         await refresher.stop()
         cluster.close()
+
+
+async def test_spooled_events_are_replayed_to_their_tenants_shard(client, cluster_url, tmp_path):
+    spool = UsageSpool(tmp_path)
+    lines = [b'{"request_id":"s4","tenant_id":4}', b'{"request_id":"s5","tenant_id":5}', b'{"request_id":"bad"}']
+    for line in lines:
+        spool.append(line)
+    spool.flush()
+    assert await replay_once(client, spool, shards=3) == 3
+    cluster = redis.RedisCluster.from_url(cluster_url)
+    on = {stream: [fields[b"e"] for _, fields in cluster.xrange(stream)] for stream in rk.usage_streams(3)}
+    assert on == {rk.usage_stream(0): [lines[2]], rk.usage_stream(1): [lines[0]], rk.usage_stream(2): [lines[1]]}
+    for stream in rk.usage_streams(3):
+        cluster.delete(stream)
+    cluster.close()
