@@ -27,6 +27,10 @@ log = logging.getLogger("routing.redis")
 
 _MGET = frozenset({"MGET", "mget", b"MGET", b"mget"})  # split by slot (several keys, most often several slots)
 REFRESH_AT_MOST_EVERY_S = 0.5  # a burst of redirects or lost connections reloads the map once
+# TRYAGAIN: a call of several keys in a slot being migrated while its keys are split between the
+# two nodes; migrations move a slot's keys within milliseconds, so wait that out before a 503.
+TRYAGAIN_RETRIES = 4
+TRYAGAIN_WAIT_S = 0.05
 Address = tuple[str, int]
 
 
@@ -185,8 +189,8 @@ class ClusterRedis(PipelinedRedis):
             outer.cancel()
         elif exc is None:
             outer.set_result(inner.result())
-        elif (redirect := _redirect(exc)) is not None:
-            retry = asyncio.ensure_future(self._follow(redirect, args))
+        elif _redirect(exc) is not None or _is_try_again(exc):
+            retry = asyncio.ensure_future(self._retry(args, exc))
             retry.add_done_callback(partial(_copy_outcome, outer))
         else:
             if isinstance(exc, RedisUnavailable):
@@ -205,6 +209,21 @@ class ClusterRedis(PipelinedRedis):
                 raise
             return await self._follow(redirect, args)
 
+    async def _retry(self, args: tuple[Arg, ...], exc: BaseException) -> Any:
+        """After a redirect (followed once) or TRYAGAIN (waited out a few times)."""
+        for _ in range(TRYAGAIN_RETRIES):
+            try:
+                redirect = _redirect(exc)
+                if redirect is not None:
+                    return await self._follow(redirect, args)
+                await asyncio.sleep(TRYAGAIN_WAIT_S)
+                return await self._call(self._route(args), args)
+            except RedisUnavailable as again:
+                if not _is_try_again(again):
+                    raise
+                exc = again
+        raise exc
+
     async def _follow(self, redirect: tuple[str, int, Address], args: tuple[Arg, ...]) -> Any:
         """Retry once where the cluster said; a second redirect is the caller's error."""
         kind, slot, address = redirect
@@ -222,6 +241,10 @@ class ClusterRedis(PipelinedRedis):
     async def _mget(self, keys: tuple[Arg, ...]) -> list[Any]:
         """MGET over keys of several slots: one GET per key, in this tick's pipelines, in order."""
         return list(await asyncio.gather(*(self.submit("GET", key) for key in keys)))
+
+
+def _is_try_again(exc: BaseException | None) -> bool:
+    return isinstance(exc, RedisUnavailable) and str(exc).startswith("TRYAGAIN")
 
 
 def _copy_outcome(outer: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:

@@ -5,6 +5,7 @@ down failing only its own slots, and every script call of the gateway on one slo
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -237,4 +238,29 @@ async def test_spooled_events_are_replayed_to_their_tenants_shard(client, cluste
     assert on == {rk.usage_stream(0): [lines[2]], rk.usage_stream(1): [lines[0]], rk.usage_stream(2): [lines[1]]}
     for stream in rk.usage_streams(3):
         cluster.delete(stream)
+    cluster.close()
+
+
+async def test_an_admission_while_its_tenants_slot_is_migrating_waits_the_move_out(client, cluster_url):
+    tid = 31
+    avail, holds = rk.tenant_available(tid), rk.tenant_holds(tid)
+    cluster = redis.RedisCluster.from_url(cluster_url)
+    cluster.set(avail, 10_000)
+    cluster.hset(holds, "older", 1)
+    slot, source = owner(cluster_url, rk.tenant_tag(tid))
+    target = next(node for node in nodes(cluster_url) if node.port != source.port)
+    start_migration(slot, source, target)
+    move_keys(slot, source, target, [avail.encode()])  # the tenant's keys split between the two nodes
+    asked = target.client.pipeline(transaction=False)  # where the source's ASK sends a call of both keys
+    asked.execute_command("ASKING")
+    asked.execute_command("EVAL", "return 1", 2, avail, holds)
+    assert isinstance(asked.execute(raise_on_error=False)[1], redis.exceptions.TryAgainError)
+    finisher = threading.Timer(
+        0.08, lambda: (move_keys(slot, source, target), finish_migration(cluster_url, slot, target))
+    )
+    finisher.start()
+    record = KeyRecord(key_id=310, tenant_id=tid, tenant_slug="t", name="k", prefix="tw_", key_limits=Limits())
+    adm = await admit(client, record, tokens=10, hold_micros=1_000, lifetime_s=60)
+    finisher.join()
+    assert int(cluster.get(avail) or 0) == 9_000 and cluster.hget(holds, adm.hold_id) == b"1000"
     cluster.close()
