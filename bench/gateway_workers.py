@@ -106,8 +106,13 @@ def measure(n: int, scripts: dict[str, Path], env: dict[str, str], seconds: int,
     return rows
 
 
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
 def table(rows: list[dict[str, Any]]) -> str:
-    base = {r["name"]: r["rps"] for r in rows if r["workers"] == 1}
+    """One row per run (``--workers 1,2,1,2`` interleaves them); "vs 1 worker" against the mean of the 1-worker runs."""
+    base = {r["name"]: _mean([x["rps"] for x in rows if x["name"] == r["name"] and x["workers"] == 1]) for r in rows}
     lines = [
         "| request | workers | req/s (c=50) | vs 1 worker | gateway CPU (cores, all workers) | req/s per gateway core "
         "| p50 / p99 (ms) | errors | load 1/5/15 min |",
@@ -119,6 +124,12 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['name']} | {r['workers']} | {r['rps']:,.0f} | {ratio:.2f}x | {r['cores']:.2f} | {r['per_core']:,.0f} "
             f"| {r['p50']:.1f} / {r['p99']:.1f} | {r['errors']:.0f} | {r['load']} |"
         )
+    lines.append("")
+    for name in dict.fromkeys(r["name"] for r in rows):
+        means = {n: _mean([r["rps"] for r in rows if r["name"] == name and r["workers"] == n])
+                 for n in sorted({r["workers"] for r in rows})}  # fmt: skip
+        lines.append(f"{name}: mean req/s " + ", ".join(f"{n} worker(s) {v:,.0f} ({v / means[min(means)]:.2f}x)"
+                                                        for n, v in means.items()))  # fmt: skip
     return "\n".join(lines)
 
 
