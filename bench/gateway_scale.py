@@ -9,6 +9,7 @@ Streams outlast the window, so the window's CPU is relaying only (stream set-up 
 gateway_bench). Per-stream memory: (RSS with N open − RSS idle) / N.
 
     .venv/bin/python -m devtools.devstack test -- .venv/bin/python -m bench.gateway_scale [--levels 1000,5000,9900]
+    .venv/bin/python -m bench.gateway_scale --levels 1000 --tree /tmp/tw-old   # another checkout's gateway
 """
 
 from __future__ import annotations
@@ -106,31 +107,31 @@ def upstream(workdir: Path, chunks: int) -> Any:
 
 
 @contextlib.contextmanager
-def gateway(mock_port: int, workdir: Path) -> Any:
+def gateway(mock_port: int, workdir: Path, tree: Path = ROOT) -> Any:
     """A fresh gateway on a private redis-server (its catalog and key only; nobody else's commands)."""
     with private_redis(workdir) as (_, redis_url):
         os.environ["REDIS_URL"] = redis_url
         key, url = setup_tokenway_redis(mock_port)
-        with _gateway_process(url, key, workdir) as started:
+        with _gateway_process(url, key, workdir, tree) as started:
             yield started
 
 
 @contextlib.contextmanager
-def _gateway_process(url: str, key: str, workdir: Path) -> Any:
+def _gateway_process(url: str, key: str, workdir: Path, tree: Path = ROOT) -> Any:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REDIS_URL": url}
+    env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'platform'}", "REDIS_URL": url}
     command = pinned(GATEWAY_CORE, [sys.executable, "-m", "routing", "--port", str(port)])
-    with process(command, env=env, log=workdir / "gateway.log") as proc:
+    with process(command, env=env, log=workdir / "gateway.log", cwd=tree) as proc:
         if not wait_port(port, 20):
             raise RuntimeError("gateway did not start: " + (workdir / "gateway.log").read_text()[-300:])
         yield proc.pid, f"http://127.0.0.1:{port}/v1/chat/completions", f"Bearer {key}"
 
 
-def measure_level(streams: int, workdir: Path, chunks: int) -> Level:
+def measure_level(streams: int, workdir: Path, chunks: int, tree: Path = ROOT) -> Level:
     level = Level(streams)
     with upstream(workdir, chunks) as mock_port:
         level.direct = run_client(f"http://127.0.0.1:{mock_port}/v1/chat/completions", "", streams, workdir, None)
-    with upstream(workdir, chunks) as mock_port, gateway(mock_port, workdir) as (pid, url, auth):
+    with upstream(workdir, chunks) as mock_port, gateway(mock_port, workdir, tree) as (pid, url, auth):
         # One short request warms the key cache, scripts and the upstream pool before RSS idle is read.
         run_client(url, auth, 10, workdir, None)
         idle = _rss_mb(pid)
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     ceiling = (resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 64) // FDS_PER_STREAM
     top = min(10_000, ceiling - ceiling % 100)
     parser.add_argument("--levels", default=f"1000,5000,{top}")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose gateway is measured")
     args, _ = parser.parse_known_args(argv)
     with contextlib.suppress(OSError):
         os.sched_setaffinity(0, {int(LOAD_CORE)})
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for streams in levels:
         try:
-            level = measure_level(streams, workdir, chunks)
+            level = measure_level(streams, workdir, chunks, args.tree.resolve())
         except (RuntimeError, OSError, subprocess.SubprocessError, psutil.Error) as exc:
             level = Level(streams, error=str(exc)[:120])
         results.append(level)

@@ -8,6 +8,7 @@ import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psutil
 import redis
@@ -27,7 +28,7 @@ WORKERS = 2
 
 
 def _chat(base_url: str, key: str) -> requests.Response:
-    body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
+    body: dict[str, Any] = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
     return requests.post(f"{base_url}/v1/chat/completions", json=body, timeout=30,
                          headers={"authorization": f"Bearer {key}", "connection": "close"})  # fmt: skip
 
@@ -52,14 +53,14 @@ def test_two_workers_behind_one_port_serve_and_account_every_call(
         ids = {a.headers["x-request-id"] for a in answers}
         assert len(ids) == CALLS
 
-        def events() -> list[dict[str, object]]:
+        def events() -> list[dict[str, Any]]:
             return usage_events(redis_client)
 
         wait_until(lambda: {e["request_id"] for e in events()} >= ids, timeout=10, message="every call's usage event")
         mine = [e for e in events() if e["request_id"] in ids]
         assert len(mine) == CALLS  # once each, whichever worker served it
         assert all(e["status"] == "ok" and e["charge_micros"] > 0 for e in mine)
-        charged = sum(int(e["charge_micros"]) for e in mine)  # type: ignore[call-overload]
+        charged = sum(int(e["charge_micros"]) for e in mine)
         wait_until(lambda: int(redis_client.get(rk.tenant_available(tenant.record.tenant_id)) or 0) == 10**9 - charged,
                    timeout=10, message="every hold settled to its charge")  # fmt: skip
         workers = _workers(supervisor.pid)
