@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from contracts.env import (
     DEV_CREDENTIAL_KEYS,
     DEV_PEPPER,
@@ -190,6 +192,11 @@ CHANNEL_LAYERS = {
 # Celery: broker and result backend in Redis; one queue per concern plus probes.<region>.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", RUNNING_STACK.get("CELERY_BROKER_URL", REDIS_URL))
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+if TOKENWAY_REDIS_CLUSTER.strip() == "1" and REDIS_URL in (CELERY_BROKER_URL, CHANNELS_REDIS_URL):
+    raise ImproperlyConfigured(
+        "REDIS_URL is a Redis Cluster (TOKENWAY_REDIS_CLUSTER=1): set CELERY_BROKER_URL and CHANNELS_REDIS_URL "
+        "to a single Redis server (Celery and Channels cannot use a cluster)"
+    )
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.conf import settings
 from django.db import connection
 from django.db.models import Sum
 
@@ -82,6 +83,9 @@ def test_every_shard_reaches_the_ledger_once_when_a_consumer_dies_mid_way(tmp_pa
         "TOKENWAY_REDIS_CLUSTER": "1",
         "TOKENWAY_USAGE_SHARDS": str(SHARDS),
         "TOKENWAY_CLAIM_MIN_IDLE_MS": str(CLAIM_MIN_IDLE_MS),
+        # live console pushes and Celery need a single server: the session's plain one
+        "CHANNELS_REDIS_URL": settings.CHANNELS_REDIS_URL,
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
     }
     log = tmp_path / "consumers.log"
     # c1 takes a batch from every shard and dies after committing its second one, before acking it.
