@@ -70,9 +70,12 @@ def make_byok_session(*, connect_timeout_s: float, allow_loopback: bool) -> aioh
         keepalive_timeout=KEEPALIVE_S,
     )
     timeout = aiohttp.ClientTimeout(total=None, connect=connect_timeout_s, sock_connect=connect_timeout_s)
+    # No cookies: tenants pointing at the same host share this session, so one tenant's Set-Cookie
+    # must never ride on another's call.
     return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, trust_env=False, skip_auto_headers=("User-Agent",)
-    )
+        connector=connector, timeout=timeout, trust_env=False, skip_auto_headers=("User-Agent",),
+        cookie_jar=aiohttp.DummyCookieJar(),
+    )  # fmt: skip
 
 
 def checked_url(base_url: str, *, allow_loopback: bool) -> str:
