@@ -19,6 +19,7 @@ BENCHMARKS = [
     "gateway_bench",
     "gateway_realistic",
     "gateway_scale",
+    "gateway_workers",
     "billing_e2e_bench",
     "billing_bench",
     "end_states_bench",
