@@ -76,6 +76,11 @@ class Call:
     # event and the settlement all ask for the same bill, computed once (routing.call.Call._bill).
     _bill_memo: tuple[OfferingSnapshot, tuple[object, ...], Bill] | None = field(default=None, repr=False)
 
+    def release_body(self) -> None:
+        """An offering answered: no other attempt will send the request again, so the parsed body (an
+        agent's whole conversation, often hundreds of KB) is let go instead of living as long as the stream."""
+        self.body = {}
+
     @property
     def route_candidates(self) -> tuple[RouteCandidate, ...]:
         """Why this offering: built when the usage event is, not while the caller waits. Never at the

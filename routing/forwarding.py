@@ -56,6 +56,7 @@ class Forwarder:
                 self._health.not_reached(loser.offering_id)  # cut short by us: no signal about it
             if outcome.offering is None or outcome.opened is None:
                 raise _final_error(outcome.failure)
+            call.release_body()
             if not call.record.byok_base_urls.get(outcome.offering.provider):
                 self._health.success(outcome.offering.offering_id, outcome.opened.ttfb_ms)
             await self._relay(call, outcome.offering, outcome.opened, send, deadline)

@@ -59,6 +59,9 @@ async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Recei
         return
     forward = body if view.forward is None else view.forward  # Responses: already translated to chat
     call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
+    # From here the call holds the request body alone, so Call.release_body frees it once an offering answers.
+    body = view.forward = None
+    del forward
     call.before_last_byte = tracing.traced_hand_off(partial(hand_off_early, gateway, call))
     await _run(gateway, call, receive, send)
 
