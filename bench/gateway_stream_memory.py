@@ -7,7 +7,7 @@ gateway writes a tracemalloc snapshot and a count of live objects by type on SIG
 stream warmed and closed, once with N open. The difference divided by N is each stream's share, by
 the line that allocated it. RSS per stream is printed too (what gateway_scale measures at scale).
 
-    .venv/bin/python -m bench.gateway_stream_memory [--streams 200] [--tree /tmp/tw-old]
+    .venv/bin/python -m bench.gateway_stream_memory [--streams 200] [--prompt-kb 100] [--tree /tmp/tw-old]
 """
 
 from __future__ import annotations
@@ -60,10 +60,19 @@ def serve(port: int, dump: Path) -> None:
                 access_log=False, log_level="warning", log_config=None)  # fmt: skip
 
 
-async def hold_streams(url: str, key: str, count: int, opened: asyncio.Event, stop: asyncio.Event) -> int:
+def stream_body(prompt_kb: int) -> dict[str, Any]:
+    """A short question, or one behind a system prompt of ``prompt_kb`` KB (an agent's context)."""
+    messages = [{"role": "user", "content": "Stream for a while."}]
+    if prompt_kb:
+        line = "The ledger keeps every hold, settlement and reversal; each line names its account. "
+        messages.insert(0, {"role": "system", "content": line * (prompt_kb * 1024 // len(line))})
+    return {"model": "bench-model", "stream": True, "stream_options": {"include_usage": True}, "messages": messages}
+
+
+async def hold_streams(
+    url: str, key: str, count: int, opened: asyncio.Event, stop: asyncio.Event, body: dict[str, Any]
+) -> int:
     """Open ``count`` streams (reading each as it flows) until ``stop``; returns how many got a 200."""
-    body = {"model": "bench-model", "stream": True, "stream_options": {"include_usage": True},
-            "messages": [{"role": "user", "content": "Stream for a while."}]}  # fmt: skip
     ok = 0
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
@@ -99,9 +108,9 @@ def snapshot(pid: int, dump: Path) -> tuple[tracemalloc.Snapshot, Counter[str]]:
     raise RuntimeError("no snapshot from the gateway")
 
 
-async def measure(pid: int, url: str, key: str, streams: int, dump: Path) -> dict[str, Any]:
+async def measure(pid: int, url: str, key: str, streams: int, dump: Path, body: dict[str, Any]) -> dict[str, Any]:
     opened, stop = asyncio.Event(), asyncio.Event()
-    warm = asyncio.create_task(hold_streams(url, key, 1, asyncio.Event(), stop))
+    warm = asyncio.create_task(hold_streams(url, key, 1, asyncio.Event(), stop, body))
     await asyncio.sleep(SETTLE_S)
     stop.set()
     await warm
@@ -109,7 +118,7 @@ async def measure(pid: int, url: str, key: str, streams: int, dump: Path) -> dic
     rss0 = psutil.Process(pid).memory_info().rss
     before = await asyncio.to_thread(snapshot, pid, dump)
     stop = asyncio.Event()
-    holding = asyncio.create_task(hold_streams(url, key, streams, opened, stop))
+    holding = asyncio.create_task(hold_streams(url, key, streams, opened, stop, body))
     await asyncio.wait_for(opened.wait(), 120)
     await asyncio.sleep(SETTLE_S)
     rss1 = psutil.Process(pid).memory_info().rss
@@ -143,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--prompt-kb", type=int, default=0, help="a system prompt of this size in each request")
     parser.add_argument("--tree", type=Path, default=ROOT)
     parser.add_argument("--serve", nargs=2, metavar=("PORT", "DUMP"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -178,10 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             print("gateway_stream_memory: gateway did not start:", (work / "gateway.log").read_text()[-500:])
             return 1
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        result = asyncio.run(measure(gateway.pid, url, key, args.streams, dump))
+        result = asyncio.run(measure(gateway.pid, url, key, args.streams, dump, stream_body(args.prompt_kb)))
     report(result, args.streams, args.top)
     print(f"\nmachine load (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(json.dumps({"reproduce": ".venv/bin/python -m bench.gateway_stream_memory --streams N"}))
+    print(json.dumps({"reproduce": ".venv/bin/python -m bench.gateway_stream_memory --streams N [--prompt-kb K]"}))
     return 0
 
 
