@@ -15,7 +15,9 @@ PROMPT = "Every rule of the ledger, with an example for each, written out in ful
 
 def _open_call(request_id: str) -> Call:
     gc.collect()
-    found = [o for o in gc.get_objects() if isinstance(o, Call) and o.request_id == request_id]
+    # type(), not isinstance(): the heap holds weak proxies whose referent is gone, and isinstance() on
+    # one raises ReferenceError.
+    found = [o for o in gc.get_objects() if type(o) is Call and o.request_id == request_id]
     assert len(found) == 1, "the stream's call should still be open"
     return found[0]
 
