@@ -10,11 +10,10 @@ cluster deployment so a node down at start does not decide it).
 from __future__ import annotations
 
 import logging
-from urllib.parse import unquote, urlparse
 
-import redis
 from redis.exceptions import RedisError
 
+from contracts.redis_mode import server_is_cluster
 from routing.redis_cluster import ClusterRedis
 from routing.redis_pipe import CONNECT_TIMEOUT_S, PipelinedRedis
 
@@ -22,21 +21,12 @@ log = logging.getLogger("routing.redis")
 
 
 def is_cluster(url: str) -> bool:
-    """``INFO cluster`` of the server at ``url`` says cluster_enabled:1 (its database number ignored:
-    a cluster node refuses SELECT)."""
-    parsed = urlparse(url)
-    probe = redis.Redis(
-        host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379,
-        password=unquote(parsed.password) if parsed.password else None,
-        socket_timeout=CONNECT_TIMEOUT_S, socket_connect_timeout=CONNECT_TIMEOUT_S,
-    )  # fmt: skip
+    """The server at ``url`` is a cluster node; one that cannot be asked is taken for a single server."""
     try:
-        return bool(probe.info("cluster").get("cluster_enabled"))
+        return server_is_cluster(url, timeout_s=CONNECT_TIMEOUT_S)
     except RedisError as exc:
         log.warning("redis at %s not asked whether it is a cluster (%s); using it as a single server", url, exc)
         return False
-    finally:
-        probe.close()
 
 
 def redis_client(url: str, cluster: bool | None) -> PipelinedRedis:

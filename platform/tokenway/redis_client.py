@@ -15,18 +15,15 @@ from typing import cast
 import redis
 from django.conf import settings
 
+from contracts.redis_mode import cluster_switch, server_is_cluster
+
 TIMEOUT_S = 2
 
 
 def cluster_mode(url: str, switch: str) -> bool:
     """``switch`` is TOKENWAY_REDIS_CLUSTER; unset (empty) asks the server at ``url``."""
-    if switch.strip() in ("0", "1"):
-        return switch.strip() == "1"
-    probe = redis.Redis.from_url(url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S)
-    try:
-        return bool(probe.info("cluster").get("cluster_enabled"))
-    finally:
-        probe.close()
+    decided = cluster_switch(switch)
+    return server_is_cluster(url, timeout_s=TIMEOUT_S) if decided is None else decided
 
 
 def client_for(url: str, *, cluster: bool, timeout_s: float | None = TIMEOUT_S) -> redis.Redis:
