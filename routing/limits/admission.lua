@@ -3,6 +3,7 @@
 -- KEYS: 1 key rate window (hash r,t)   2 tenant rate window   3 key concurrency zset
 --       4 tenant concurrency zset      5 key month spend      6 tenant available
 --       7 tenant holds hash            8 tenant's hold expiries zset (scanned by the reaper)
+--       9 key rate window of the previous minute   10 tenant rate window of the previous minute
 -- ARGV: 1 now  2 key rpm  3 tenant rpm  4 key tpm  5 tenant tpm  6 key conc  7 tenant conc
 --       8 tokens reserved  9 lease id  10 lease expiry  11 monthly budget (-1 = none)
 --       12 hold micros  13 hold id  14 hold member "<tid>:<hold_id>"  15 hold expiry
@@ -11,6 +12,11 @@
 -- Returns {0, 0} admitted, or {code, retry_after_seconds} refused (nothing written):
 --   1 key rpm  2 tenant rpm  3 key tpm  4 tenant tpm  5 key conc  6 tenant conc
 --   7 key budget  8 tenant balance
+--
+-- RPM and TPM are sliding windows of 60 s, estimated from two minute counters: what this minute
+-- counted plus the previous minute's count weighted by the share of it still inside the last 60 s.
+-- A fixed window would let a caller spend its limit at 12:00:59 and again at 12:01:00. The previous
+-- minute is read only when a limit is set, so a key without limits pays nothing for it.
 --
 -- Races prevented (all checks and writes are one atomic step):
 -- * two requests each reading "59 of 60 used" and both passing the RPM/TPM check;
@@ -25,15 +31,38 @@ local function field(key, name)
   return tonumber(redis.call('HGET', key, name) or '0')
 end
 
-local function over(limit, used, add)
-  return limit > 0 and used + add > limit
+-- The share of the previous minute still inside the sliding 60 s.
+local carried = 1 - (now % 60) / 60
+
+-- Seconds until the sliding count leaves room for `add`, if no other request comes: first the
+-- previous minute fades out of this one; then this minute's count fades out of the next.
+local function wait_for_room(limit, current, previous, add)
+  local room = limit - add
+  if room < 0 then return window_left + 60 end  -- larger than the limit itself: never in this window
+  if current <= room then
+    return math.max(1, math.ceil(60 * carried - 60 * (room - current) / previous))
+  end
+  return math.max(1, math.ceil(window_left + 60 * (1 - room / current)))
 end
 
-if over(tonumber(ARGV[2]), field(KEYS[1], 'r'), 1) then return {1, window_left} end
-if over(tonumber(ARGV[3]), field(KEYS[2], 'r'), 1) then return {2, window_left} end
+-- Refused with the seconds to wait, or nil when `add` fits under the limit.
+local function refusal(limit, key, prev_key, name, add)
+  if limit <= 0 then return nil end
+  local current = field(key, name)
+  local previous = field(prev_key, name)
+  if current + previous * carried + add <= limit then return nil end
+  return wait_for_room(limit, current, previous, add)
+end
+
 local tokens = tonumber(ARGV[8])
-if over(tonumber(ARGV[4]), field(KEYS[1], 't'), tokens) then return {3, window_left} end
-if over(tonumber(ARGV[5]), field(KEYS[2], 't'), tokens) then return {4, window_left} end
+local checks = {
+  {1, tonumber(ARGV[2]), KEYS[1], KEYS[9], 'r', 1}, {2, tonumber(ARGV[3]), KEYS[2], KEYS[10], 'r', 1},
+  {3, tonumber(ARGV[4]), KEYS[1], KEYS[9], 't', tokens}, {4, tonumber(ARGV[5]), KEYS[2], KEYS[10], 't', tokens},
+}
+for _, c in ipairs(checks) do
+  local wait = refusal(c[2], c[3], c[4], c[5], c[6])
+  if wait then return {c[1], wait} end
+end
 
 local key_conc, tenant_conc = tonumber(ARGV[6]), tonumber(ARGV[7])
 if key_conc > 0 then

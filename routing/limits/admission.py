@@ -54,9 +54,9 @@ def _limit(value: int | None) -> int:
 
 async def admit(
     redis: PipelinedRedis, record: KeyRecord, *, tokens: int, hold_micros: int, lifetime_s: float,
-    rebuilding: bool = False,
+    rebuilding: bool = False, now: float | None = None,
 ) -> Admission:  # fmt: skip
-    now = time.time()
+    now = time.time() if now is None else now
     minute = int(now // 60)
     hold_id = os.urandom(9).hex()
     adm = Admission(
@@ -97,6 +97,8 @@ def _keys(adm: Admission) -> list[str]:
         rk.tenant_available(tid),
         rk.tenant_holds(tid),
         rk.tenant_hold_expiries(tid),
+        rk.rate_window(tid, key_scope, adm.minute - 1),
+        rk.rate_window(tid, "tenant", adm.minute - 1),
     ]
 
 

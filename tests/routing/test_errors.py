@@ -102,7 +102,7 @@ def test_rpm_limit_is_429_with_retry_after_in_both_dialects(gateway, redis_clien
     assert [_post(gateway, "/v1/chat/completions", t.key, body).status_code for _ in range(2)] == [200, 200]
     refused = _post(gateway, "/v1/chat/completions", t.key, body)
     assert refused.status_code == 429 and refused.json()["error"]["code"] == "key_rate_limited"
-    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert 1 <= int(refused.headers["retry-after"]) <= 120
     client = anthropic.Anthropic(base_url=gateway.base_url, api_key=t.key, max_retries=0)
     with pytest.raises(anthropic.RateLimitError):
         client.messages.create(model="claude-haiku-4.5", max_tokens=5, messages=MSG)

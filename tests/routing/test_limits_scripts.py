@@ -108,9 +108,55 @@ async def test_rate_limits_refuse_with_429_and_retry_after_writing_nothing(
     with pytest.raises(GatewayError) as refused:
         await _admit(pipe, record, tokens=tokens)
     assert (refused.value.status, refused.value.code) == (429, code)
-    assert 1 <= refused.value.retry_after <= 60  # the seconds left in this minute's window
+    assert 1 <= refused.value.retry_after <= 120  # until the sliding 60 s leaves room
     assert _state(redis_client) == before
     assert int(redis_client.get(rk.tenant_available(TID))) == FUNDS - admitted * HOLD
+
+
+async def _refusal(pipe: PipelinedRedis, record: KeyRecord, at: float, **kw: Any) -> GatewayError | None:
+    try:
+        await _admit(pipe, record, now=at, **kw)
+    except GatewayError as refused:
+        return refused
+    return None
+
+
+# (limit, tokens per request, requests before, second of the minute they arrive, when the next asks,
+#  the Retry-After that follows: the sliding estimate's own arithmetic, see admission.lua)
+SLIDING = [
+    # Three at 12:00:59, the limit; at 12:01:00.5 a fixed window would admit three more. The previous
+    # minute still counts 59.5/60 of 3: room for the fourth when 3 x share <= 2, 20 s later.
+    (Limits(rpm=3), 1, 3, 59.0, 61.5 - 1.0, 20),
+    # Two at 12:00:00.5, the limit, and a third asking at once: this minute alone is over. At 12:01:00
+    # the two still count 2 x 60/60, and fit one more at 2 x share <= 1, 30 s into the next minute.
+    (Limits(rpm=2), 1, 2, 0.5, 0.5, 90),
+    # Tokens the same way: 900 of a 1,000 TPM at 12:00:30; 300 more at 12:01:10 are over by 100 of
+    # the carried 900 x 50/60 = 750: room once 900 x share <= 700, at 12:01:13.33.
+    (Limits(tpm=1_000), 300, 3, 30.0, 70.0, 4),
+]
+
+
+@pytest.mark.parametrize(("limits", "tokens", "before", "at_s", "asks_s", "retry_s"), SLIDING)
+async def test_rate_limits_slide_over_60_s_and_retry_after_is_when_room_returns(
+    pipe, redis_client, limits, tokens, before, at_s, asks_s, retry_s
+):
+    redis_client.set(rk.tenant_available(TID), FUNDS)
+    record = _record(key=limits)
+    minute_start = (time.time() // 60 + 10) * 60  # a minute of its own: no other test's windows
+    for _ in range(before):
+        await _admit(pipe, record, tokens=tokens, now=minute_start + at_s)
+    asks = minute_start + asks_s
+    refused = await _refusal(pipe, record, asks, tokens=tokens)
+    assert refused is not None and refused.status == 429 and refused.retry_after == retry_s
+    assert await _refusal(pipe, record, asks + retry_s - 1, tokens=tokens) is not None  # a second early
+    assert await _refusal(pipe, record, asks + retry_s, tokens=tokens) is None  # admitted when it said
+
+
+async def test_a_key_without_rate_limits_is_counted_and_never_refused(pipe, redis_client):
+    redis_client.set(rk.tenant_available(TID), FUNDS)
+    for _ in range(30):
+        await _admit(pipe, _record(), hold_micros=0)  # counted, never refused
+    assert int(redis_client.hget(_windows(await _admit(pipe, _record(), hold_micros=0))[0], "r")) == 31
 
 
 @pytest.mark.parametrize(
