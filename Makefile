@@ -37,7 +37,7 @@ manage: install
 # The floor is measured on the whole suite: a run of part of it (.ci/run's second pass) sets COVERAGE= to skip it.
 COVERAGE ?= --cov --cov-report=term
 test: install
-	@$(PY) -m devtools.devstack test -- $(PY) -m pytest $(COVERAGE) $(PYTEST_ARGS)
+	@$(PY) -m devtools.devstack test -- $(PY) -m pytest $(COVERAGE) --durations=25 $(PYTEST_ARGS)
 
 # The gateway and metering suites against a throw-away 3-master Redis Cluster (REDIS_URL, with Celery and
 # Channels on a plain Redis of their own) and three usage shards; tests marked single_redis need one server.
