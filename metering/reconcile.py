@@ -19,6 +19,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from contracts.redis_keys import PREFIX
+from metering.available import tenant_available_correct, tenant_available_ensure
 from metering.holds import holds_expired_count
 from metering.models import (
     AccountKind,
@@ -33,7 +34,6 @@ from metering.models import (
 )
 from metering.partitions import USAGE, first_attached_month
 from metering.provider_truth import DRIFT_SHARE, invoice_matches, reported_cost_drift
-from metering.services import tenant_available_correct, tenant_available_ensure
 from metering.stripe.client import meter_accepted_totals
 from metering.stripe.lifecycle import reversal_missing_keys
 from tenants.models import BillingMode, Tenant

@@ -16,9 +16,9 @@ from datetime import datetime
 
 from django.db import transaction
 
+from metering.available import tenant_available_adjust
 from metering.ledger import AccountRef, JournalSpec, balances_lock
 from metering.models import AccountKind, ReconciliationFinding
-from metering.services import tenant_available_adjust
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

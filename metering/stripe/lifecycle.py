@@ -24,10 +24,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from metering.available import tenant_available_adjust
 from metering.ledger import AccountRef, JournalSpec, balances_lock, journals_post
 from metering.models import AccountKind, Journal, JournalLine, PaymentReversal, ReversalKind, TopUp
 from metering.money import cents_to_micros
-from metering.services import tenant_available_adjust
 from metering.stripe.client import refunds_list
 from tenants.models import BillingMode, Tenant
 
