@@ -132,6 +132,9 @@ class UsageEvent:
     end_state: EndState = ""  # how the call ended: decides what the tenant pays (docs/billing.md)
     finish_reason: str = ""  # the provider's own word (stop, length, tool_calls, end_turn, ...); "" if none came
     upstream_id: str = ""  # the provider's response id (chatcmpl-..., msg_...), for its support and invoices
+    # The W3C traceparent of the gateway's server span when the call was traced ("" when not): metering's
+    # ingest span links back to it, so a trace shows when the call was billed.
+    traceparent: str = ""
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:

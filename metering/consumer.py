@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
@@ -26,8 +26,12 @@ from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, usage_shard_count, u
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
 from metering.ingest import IngestResult, event_parse, usage_ingest
+from metering.ingest_traces import consumer_tracer, traced_batch, traced_ingest
 from metering.live import ingest_followup
 from tokenway.env import env_int
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +87,12 @@ class UsageConsumer:
     after_batch: Callable[[IngestResult], None] = ingest_followup
     ingest: Callable[..., IngestResult] = usage_ingest  # the ledger write (a seam for outage tests)
     streams: list[str] = field(default_factory=configured_streams)
+    tracer: Tracer | None = field(default_factory=consumer_tracer)  # None while traces are off (contracts.tracing)
     _turn: int = field(default=0, init=False)  # the shard the next idle wait blocks on
+
+    def __post_init__(self) -> None:
+        if self.tracer is not None:
+            self.ingest = traced_ingest(self.tracer, self.ingest)  # one span per event (metering.ingest_traces)
 
     def claim_stale(self) -> Batches:
         """Entries a crashed consumer read but never acked, per shard."""
@@ -118,6 +127,11 @@ class UsageConsumer:
         return _batches(zip(self.streams, (reply[0][1] if reply else [] for reply in replies), strict=True))
 
     def process(self, stream: str, entries: list[Entry]) -> IngestResult:
+        if self.tracer is None:  # traces off: this check is all they cost
+            return self._process(stream, entries)
+        return traced_batch(self.tracer, stream, len(entries), lambda: self._process(stream, entries))
+
+    def _process(self, stream: str, entries: list[Entry]) -> IngestResult:
         crash_point("after_receipt")
         events, bad = self._parse(entries)
         close_old_connections()

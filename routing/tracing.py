@@ -54,6 +54,15 @@ def note_request_id(request_id: str) -> None:
         current.span.set_attribute("tokenway.request_id", request_id)
 
 
+def traceparent() -> str:
+    """This call's server span as a W3C ``traceparent`` (for its usage event); "" when it is not traced."""
+    current = CURRENT.get()
+    if current is None:
+        return ""
+    context = current.span.get_span_context()
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
 def traced(tracer: Tracer, inner: ASGIHandler) -> ASGIHandler:
     """``inner`` under a server span that continues the caller's trace (``traceparent``)."""
     from opentelemetry.trace import SpanKind, StatusCode

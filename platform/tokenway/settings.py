@@ -75,6 +75,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files as in production: hashed names from the manifest, served with far-future cache headers.
     "servestatic.middleware.ServeStaticMiddleware",
+    # One server span per request when traces are on; off, Django leaves it out of the chain (its module says how).
+    "tokenway.web_traces.WebTraceMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -13,6 +13,7 @@ from contracts.keyrecord import KeyRecord
 from contracts.usage import EndState, Tokens, UsageEvent
 from routing.call import Bill, Call
 from routing.redis_pipe import PipelinedRedis
+from routing.tracing import traceparent
 
 # How many usage streams (TOKENWAY_USAGE_SHARDS), read once at start, here only: the live hand-off
 # and the spool's replay (routing.usage.replay) must pick the same shard for a tenant.
@@ -62,6 +63,7 @@ def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -
         end_state=end_state,
         finish_reason=call.facts.finish_reason,
         upstream_id=call.facts.upstream_id,
+        traceparent=traceparent(),
     )
 
 
@@ -75,7 +77,7 @@ def rejected_event(
         provider=None, region=region, route_mode="", route_reason="", tokens=Tokens(), usage_source="provider",
         prices=None, cost_micros=0, charge_micros=0, status="rejected", http_status=status, stream=False,
         dialect_in=dialect, started_at=started, total_ms=(now - started) * 1000, finished_at=now, error_code=code,
-        end_state="rejected",
+        end_state="rejected", traceparent=traceparent(),
     )  # fmt: skip
 
 

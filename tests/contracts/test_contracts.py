@@ -28,7 +28,7 @@ USAGE_FIELDS = {
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
     "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "route_candidates",
-    "provider_cost_micros", "end_state", "finish_reason", "upstream_id", "version",
+    "provider_cost_micros", "end_state", "finish_reason", "upstream_id", "traceparent", "version",
 }  # fmt: skip
 ROUTE_CANDIDATE_FIELDS = {"provider", "offering_id", "verdict", "score", "parts", "flags"}
 STATS_FIELDS = {
