@@ -20,6 +20,7 @@ a body.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +64,8 @@ def web_tracer(settings: TraceSettings | None = None) -> Tracer | None:
 
 
 def web_traces_shutdown() -> None:
-    """Export what is batched and stop tracing (handlers built afterwards leave the middleware out)."""
+    """Export what is batched and drop the provider (a handler built afterwards makes a new one, or leaves
+    the middleware out once traces are off)."""
     provider, TRACES.provider, TRACES.tracer = TRACES.provider, None, None
     if provider is not None:
         provider.shutdown()
@@ -97,7 +99,7 @@ class WebTraceMiddleware:
             _describe(span, request, response)
             return response
 
-    def _span(self, request: HttpRequest) -> Any:
+    def _span(self, request: HttpRequest) -> AbstractContextManager[Span]:
         from opentelemetry.trace import SpanKind
 
         method = request.method or "GET"
