@@ -57,6 +57,7 @@ class Forwarder:
             if outcome.offering is None or outcome.opened is None:
                 raise _final_error(outcome.failure)
             call.release_body()
+            outcome.opened.drop_headers()
             if not call.record.byok_base_urls.get(outcome.offering.provider):
                 self._health.success(outcome.offering.offering_id, outcome.opened.ttfb_ms)
             await self._relay(call, outcome.offering, outcome.opened, send, deadline)

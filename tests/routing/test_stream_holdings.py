@@ -1,0 +1,58 @@
+"""What an open stream keeps while it relays: only what the relay and the settlement still need. The
+upstream's headers, the request sent (our provider key in its headers) and the admission's task were
+needed up to the first byte; holding them as long as the stream multiplied by every open stream."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import requests
+
+from routing.failover.upstream import Opened
+from tests.routing.conftest import add_fault
+
+BODY = {"model": "gpt-4.1-mini", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "go"}]}
+
+
+def _live(kind: type, request_id: str | None = None) -> list:
+    gc.collect()
+    # type(), not isinstance(): the heap holds weak proxies whose referent is gone, and isinstance() on
+    # one raises ReferenceError.
+    found = [o for o in gc.get_objects() if type(o) is kind]
+    if request_id is not None:
+        found = [o for o in found if o.request_id == request_id]
+    return found
+
+
+@contextmanager
+def _open_stream(gateway, sim, tenant) -> Iterator[str]:
+    """A stream whose first bytes have arrived and whose rest is still to come (the provider pauses 1 s
+    half-way, less than the idle gap); yields its request id."""
+    add_fault(sim, provider="*", kind="stall_mid_stream", count=1, stall_s=200)
+    with requests.post(
+        f"{gateway.base_url}/v1/chat/completions",
+        json=BODY,
+        headers={"Authorization": f"Bearer {tenant.key}"},
+        stream=True,
+        timeout=30,
+    ) as response:
+        assert response.status_code == 200, response.text
+        chunks = response.iter_content(chunk_size=None)
+        next(chunks)
+        yield response.headers["x-request-id"]
+        rest = b"".join(chunks)
+    assert b"[DONE]" in rest  # the answer went on to its end after what was let go
+    [event] = tenant.wait_events(1)
+    assert event["end_state"] == "completed", event
+
+
+def test_an_open_stream_holds_no_upstream_headers_and_no_sent_request_headers(gateway, sim, tenant):
+    with _open_stream(gateway, sim, tenant):
+        [opened] = [o for o in _live(Opened) if not o.response.closed]
+        assert opened.response.status == 200
+        assert dict(opened.response.headers) == {}
+        assert opened.response.raw_headers == ()
+        assert dict(opened.response.request_info.headers) == {}  # the provider key went with them
+        assert opened.response.request_info.url.path.endswith("/chat/completions")
