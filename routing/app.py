@@ -58,31 +58,32 @@ async def _lifespan(gateway: Gateway, traces: TracerProvider | None, receive: Re
             return
 
 
-async def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
+def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    """The handler's own awaitable, not a coroutine around it: no frame of ours per open stream here."""
     method, path = scope["method"], scope["path"]
     if headers_too_large(scope):
         dialect = ANTHROPIC if path.startswith("/v1/messages") else OPENAI
         err = GatewayError(431, "headers_too_large", f"Request headers exceed {MAX_HEADER_BYTES} bytes.")
-        await send_error(send, dialect, err, new_request_id())
+        return send_error(send, dialect, err, new_request_id())
     elif method == "POST" and path == "/v1/chat/completions":
-        await completions.serve(gateway, OPENAI, scope, receive, send)
+        return completions.serve(gateway, OPENAI, scope, receive, send)
     elif method == "POST" and path == "/v1/messages":
-        await completions.serve(gateway, ANTHROPIC, scope, receive, send)
+        return completions.serve(gateway, ANTHROPIC, scope, receive, send)
     elif method == "POST" and path == responses.PATH:
-        await responses.serve(gateway, scope, receive, send)
+        return responses.serve(gateway, scope, receive, send)
     elif method == "GET" and path == responses.PATH:
-        await responses.refuse_get(send)
+        return responses.refuse_get(send)
     elif method == "POST" and path == "/v1/messages/count_tokens":
-        await count_tokens.serve(gateway, scope, receive, send)
+        return count_tokens.serve(gateway, scope, receive, send)
     elif method == "GET" and (path == models.PREFIX or path.startswith(models.PREFIX + "/")):
-        await models.serve(gateway, scope, send)
+        return models.serve(gateway, scope, send)
     elif method == "GET" and path == health.PATH:  # standalone process only: /healthz is Django's when combined
-        await health.serve(gateway, send)
+        return health.serve(gateway, send)
     elif method == "HEAD" and path in _HEAD_PROBES:
-        await respond(send, 200, b"", [])
+        return respond(send, 200, b"", [])
     else:
         dialect = ANTHROPIC if path.startswith("/v1/messages") else OPENAI
-        await send_error(
+        return send_error(
             send, dialect, GatewayError(404, "not_found", f"No route for {method} {path}."), new_request_id()
         )
 

@@ -60,7 +60,13 @@ class Forwarder:
             outcome.opened.drop_headers()
             if not call.record.byok_base_urls.get(outcome.offering.provider):
                 self._health.success(outcome.offering.offering_id, outcome.opened.ttfb_ms)
-            await self._relay(call, outcome.offering, outcome.opened, send, deadline)
+            relaying = self._relay(call, outcome.offering, outcome.opened, send, deadline)
+            streaming = int(call.view.stream)  # open streams, for /healthz and /metrics
+            STREAMS.open += streaming
+            try:
+                await relaying
+            finally:
+                STREAMS.open -= streaming
         finally:
             if outcome.losers and self._hedging is not None:
                 await self._hedging.book(call, outcome.losers)
@@ -149,19 +155,18 @@ class Forwarder:
             return first
         return first + (call.view.max_tokens or offering.max_output) / NON_STREAM_FLOOR_TPS
 
-    async def _relay(self, call: Call, offering: OfferingSnapshot, opened: Opened, send: Send, deadline: float) -> None:
+    def _relay(
+        self, call: Call, offering: OfferingSnapshot, opened: Opened, send: Send, deadline: float
+    ) -> Awaitable[None]:
+        """The answered call's state, and the relay itself to await: no frame of ours around it for the
+        life of a stream."""
         call.offering = offering
         call.byok = bool(call.record.byok.get(offering.provider))
         call.ttft_ms = (time.monotonic() - call.started_mono) * 1000
         metrics.observe_ttft(offering.provider, call.ttft_ms / 1000)
         if call.view.stream:
-            STREAMS.open += 1
-            try:
-                await relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
-            finally:
-                STREAMS.open -= 1
-        else:
-            await relay_json(call, opened, send)
+            return relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
+        return relay_json(call, opened, send)
 
 
 def _final_error(failure: UpstreamFailure | None) -> GatewayError:

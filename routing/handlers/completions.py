@@ -19,6 +19,7 @@ from routing.call import Call
 from routing.errors import GatewayError, store_unavailable
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.handlers.disconnect import DisconnectWatch
 from routing.limits.admission import admit
 from routing.redis_pipe import RedisUnavailable
 from routing.router import prefs as provider_prefs
@@ -37,6 +38,37 @@ AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; belo
 
 
 async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> None:
+    """The call's one frame of ours in this module for as long as it streams: what only the first byte
+    needs (parsing, routing, admission) runs in calls that have returned by then."""
+    call = await _accept(gateway, dialect, scope, receive, send)
+    if call is None:
+        return
+    task = asyncio.current_task()
+    assert task is not None
+    watcher = DisconnectWatch(receive, call, task)
+    try:
+        offerings = await _prepare(gateway, call)
+        await gateway.forwarder.run(call, offerings, send)
+    except asyncio.CancelledError:
+        if not call.client_gone:
+            await _account(gateway, call)
+            raise
+        task.uncancel()
+        call.status = "client_cancelled"
+    except GatewayError as err:
+        await _refuse(call, send, err)
+    except RedisUnavailable:  # admission, affinity: limits and balance unknown, so nothing is forwarded
+        await _refuse(call, send, store_unavailable())
+    except Exception:  # a bug must not strand the hold or the lease: logged, answered, accounted
+        log.exception("request %s failed", call.request_id)
+        await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
+    finally:
+        watcher.cancel()
+    await _account(gateway, call)
+
+
+async def _accept(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Receive, send: Send) -> Call | None:
+    """Key and body: the call, or None once a refusal was answered (and accounted for a known key)."""
     request_id = new_request_id()
     headers = header_map(scope)
     record: KeyRecord | None = None
@@ -54,40 +86,16 @@ async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Recei
                     gateway, request_id=request_id, record=record, dialect=dialect.name, body=body, err=err,
                     started=started,
                 )  # fmt: skip
-        return
+        return None
     except ClientGone:
-        return
+        return None
     forward = body if view.forward is None else view.forward  # Responses: already translated to chat
     call = Call(request_id, dialect, view, forward, headers, record, UsageTracker(view.input_estimate))
     # From here the call holds the request body alone, so Call.release_body frees it once an offering answers.
     body = view.forward = None
     del forward
     call.before_last_byte = tracing.traced_hand_off(partial(hand_off_early, gateway, call))
-    await _run(gateway, call, receive, send)
-
-
-async def _run(gateway: Gateway, call: Call, receive: Receive, send: Send) -> None:
-    task = asyncio.current_task()
-    assert task is not None
-    watcher = asyncio.create_task(_watch_disconnect(receive, call, task))
-    try:
-        await _serve_call(gateway, call, send)
-    except asyncio.CancelledError:
-        if not call.client_gone:
-            await _account(gateway, call)
-            raise
-        task.uncancel()
-        call.status = "client_cancelled"
-    except GatewayError as err:
-        await _refuse(call, send, err)
-    except RedisUnavailable:  # admission, affinity: limits and balance unknown, so nothing is forwarded
-        await _refuse(call, send, store_unavailable())
-    except Exception:  # a bug must not strand the hold or the lease: logged, answered, accounted
-        log.exception("request %s failed", call.request_id)
-        await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
-    finally:
-        watcher.cancel()
-    await _account(gateway, call)
+    return call
 
 
 async def _account(gateway: Gateway, call: Call) -> None:
@@ -109,17 +117,8 @@ async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
         await end_stream(send, call.dialect.stream_error(err))
 
 
-async def _watch_disconnect(receive: Receive, call: Call, task: asyncio.Task[None]) -> None:
-    """A disconnect cancels the call's task at once, which closes the upstream connection."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            call.client_gone = True
-            task.cancel()
-            return
-
-
-async def _serve_call(gateway: Gateway, call: Call, send: Send) -> None:
+async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
+    """Route and admit: the offerings to try, in order."""
     view, record = call.view, call.record
     auto = virtual_mode(view.model)  # "auto" / "auto:<mode>": the router picks the model too
     alias_reason = "" if auto is not None else _resolve(gateway, view, record)
@@ -145,7 +144,8 @@ async def _serve_call(gateway: Gateway, call: Call, send: Send) -> None:
             rebuilding=gateway.keys.rebuilding,
         ))  # fmt: skip
         call.admission = await asyncio.shield(call.admitting)  # a disconnect here: accounting settles the hold at once
-    await gateway.forwarder.run(call, route.offerings, send)
+    call.admitting = None  # done: its task is not kept for the life of the stream
+    return route.offerings
 
 
 def _resolve(gateway: Gateway, view: RequestView, record: KeyRecord) -> str:

@@ -4,6 +4,8 @@ fall back to ``POST`` with SSE without waiting."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from routing.asgi_io import Receive, Scope, Send
 from routing.errors import GatewayError
 from routing.gateway import Gateway
@@ -21,8 +23,8 @@ def no_websocket() -> GatewayError:
     )
 
 
-async def serve(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    await completions.serve(gateway, RESPONSES, scope, receive, send)
+def serve(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    return completions.serve(gateway, RESPONSES, scope, receive, send)  # no frame of its own per open stream
 
 
 async def refuse_get(send: Send) -> None:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CoroutineType
 
 import requests
 
+from routing.call import Call
 from routing.failover.upstream import Opened
+from routing.handlers.completions import serve
 from tests.routing.conftest import add_fault
 
 BODY = {"model": "gpt-4.1-mini", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "go"}]}
@@ -56,3 +59,24 @@ def test_an_open_stream_holds_no_upstream_headers_and_no_sent_request_headers(ga
         assert opened.response.raw_headers == ()
         assert dict(opened.response.request_info.headers) == {}  # the provider key went with them
         assert opened.response.request_info.url.path.endswith("/chat/completions")
+
+
+def _coroutines() -> list:
+    gc.collect()
+    return [o for o in gc.get_objects() if type(o) is CoroutineType]
+
+
+def test_an_open_stream_awaits_through_one_frame_per_layer_and_keeps_no_admission_task(gateway, sim, tenant):
+    with _open_stream(gateway, sim, tenant) as request_id:
+        [call] = _live(Call, request_id)
+        assert call.admission is not None and call.admitting is None
+        coroutines = _coroutines()
+        running = [c for c in coroutines if c.cr_code is serve.__code__ and c.cr_frame is not None]
+        [serving] = [c for c in running if c.cr_frame.f_locals.get("call") is call]
+        [outer] = [c for c in coroutines if c.cr_await is serving]
+        chain, step = [outer.cr_code.co_qualname], serving
+        while type(step) is CoroutineType:
+            chain.append(step.cr_code.co_qualname)
+            step = step.cr_await
+    # Routing, admission and the disconnect watch hold no frame of their own while the answer streams.
+    assert chain[:4] == ["_observed", "serve", "Forwarder.run", "relay_stream"], chain
