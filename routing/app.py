@@ -88,23 +88,31 @@ def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> A
         )
 
 
+class _StatusSeen:
+    """The server's send, noting the response status on the way. Not a coroutine: it hands back the
+    server's awaitable, so each relayed chunk costs no extra frame; a slotted object, not a closure and
+    its cell, for every open stream."""
+
+    __slots__ = ("send", "status")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.status = 0
+
+    def __call__(self, message: dict[str, Any]) -> Awaitable[None]:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        return self.send(message)
+
+
 async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     """Dispatch, counting the call by endpoint and status and timing it to its last byte."""
-    status = 0
-
-    def observing_send(message: dict[str, Any]) -> Awaitable[None]:
-        # Not a coroutine of its own: it hands back the server's awaitable, so each relayed chunk
-        # costs no extra coroutine frame.
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        return send(message)
-
+    observing_send = _StatusSeen(send)
     started = time.perf_counter()
     try:
         await _dispatch(gateway, scope, receive, observing_send)
     finally:
-        metrics.observe_request(scope["path"], status, time.perf_counter() - started)
+        metrics.observe_request(scope["path"], observing_send.status, time.perf_counter() - started)
 
 
 def make_gateway_app(

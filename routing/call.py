@@ -78,8 +78,10 @@ class Call:
 
     def release_body(self) -> None:
         """An offering answered: no other attempt will send the request again, so the parsed body (an
-        agent's whole conversation, often hundreds of KB) is let go instead of living as long as the stream."""
+        agent's whole conversation, often hundreds of KB) and the request headers read from the caller
+        (its API key among them) are let go instead of living as long as the stream."""
         self.body = {}
+        self.headers = {}
 
     @property
     def route_candidates(self) -> tuple[RouteCandidate, ...]:

@@ -51,8 +51,10 @@ def _open_stream(gateway, sim, tenant) -> Iterator[str]:
     assert event["end_state"] == "completed", event
 
 
-def test_an_open_stream_holds_no_upstream_headers_and_no_sent_request_headers(gateway, sim, tenant):
-    with _open_stream(gateway, sim, tenant):
+def test_an_open_stream_holds_no_request_or_upstream_headers(gateway, sim, tenant):
+    with _open_stream(gateway, sim, tenant) as request_id:
+        [call] = _live(Call, request_id)
+        assert call.headers == {}  # the caller's, its API key among them
         [opened] = [o for o in _live(Opened) if not o.response.closed]
         assert opened.response.status == 200
         assert dict(opened.response.headers) == {}
