@@ -146,7 +146,9 @@ def self_cost(out: Path) -> dict[str, int]:
     text = subprocess.run(["callgrind_annotate", "--threshold=100", str(out)], capture_output=True, text=True).stdout
     costs: dict[str, int] = {}
     for match in re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+(\S.*)$", text, re.M):
-        name = match.group(2).strip()
+        # without the binary's name: a symbol that two libraries export (OpenSSL's, loaded by both the
+        # system and a wheel) is named after either from run to run
+        name = re.sub(r" \[[^]]*\]$", "", match.group(2).strip())
         costs[name] = costs.get(name, 0) + int(match.group(1).replace(",", ""))
     return costs
 

@@ -24,7 +24,7 @@ from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicTo
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.usage.drain import drain
-from routing.wire.sse import SseEvent, SseSplitter
+from routing.wire.sse import SseSplitter
 
 log = logging.getLogger("routing.relay")
 
@@ -126,27 +126,27 @@ async def _pump(
     loop = asyncio.get_running_loop()
     chunk, opened.first = opened.first, b""  # the stream's frame holds no read while it waits for the next
     slack = min(TIMER_SLACK_S, idle_s / 4)
+    # Per relayed chunk, the loop body is the hot path: methods bound once, no coroutine of our own
+    # between the read and the server's send (bench/gateway_instructions.py --profile paced).
+    readany, split, observe, feed = opened.response.content.readany, splitter.feed, call.facts.observe, converter.feed
+    expiry: float | None = None  # when the timer fires; only this loop moves it
     async with asyncio.timeout(None) as timer:
         while chunk:
-            if await _forward(call, splitter.feed(chunk), converter, send):
+            events = split(chunk)
+            observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
+            # A paced stream brings one event per read: no list and join for it.
+            out = feed(events[0]) if len(events) == 1 else b"".join([feed(e) for e in events])
+            if out:
+                await send_chunk(send, out)
+                call.delivered = True
+            if converter.done:
                 return
             now = loop.time()
-            expiry = timer.when()
             if expiry is None or expiry - now < idle_s - slack:
-                timer.reschedule(now + min(idle_s, deadline - time.monotonic()))
+                expiry = now + min(idle_s, deadline - time.monotonic())
+                timer.reschedule(expiry)
             chunk = b""
-            chunk = await opened.response.content.readany()
-
-
-async def _forward(call: Call, events: list[SseEvent], converter: StreamConverter, send: Send) -> bool:
-    """One read's events to the caller; True once the upstream's terminal event passed."""
-    call.facts.observe(events)  # upstream id, finish reason, thinking (routing.usage.answer_facts)
-    # A paced stream brings one event per read: no list and join for it.
-    out = converter.feed(events[0]) if len(events) == 1 else b"".join([converter.feed(e) for e in events])
-    if out:
-        await send_chunk(send, out)
-        call.delivered = True
-    return converter.done
+            chunk = await readany()
 
 
 async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:

@@ -28,7 +28,7 @@ def rename_json(body: dict[str, Any], model: str) -> dict[str, Any]:
 
 def rename_bytes(raw: bytes, field: bytes) -> bytes:
     """First ``"model": "..."`` member of ``raw`` replaced by ``field``; ``raw`` itself when absent."""
-    if b'"model"' not in raw:
+    if raw.find(b'"model"') == -1:
         return raw
     return _FIELD_RE.sub(lambda _: field, raw, count=1)
 
@@ -45,14 +45,14 @@ class Renamed:
         self._seen = b"\0"  # the provider's exact member, once seen: later chunks repeat it byte for byte
 
     def feed(self, event: SseEvent) -> bytes:
-        out = self.inner.feed(event)
-        if self._seen in out:
-            out = out.replace(self._seen, self._field, 1)
-        elif b'"model"' in out and (found := _FIELD_RE.search(out)) is not None:
+        inner = self.inner
+        out = inner.feed(event)
+        renamed = out.replace(self._seen, self._field, 1)  # ``out`` itself when the member is not in it
+        if renamed is out and out.find(b'"model"') != -1 and (found := _FIELD_RE.search(out)) is not None:
             self._seen = found.group(0)
-            out = out[: found.start()] + self._field + out[found.end() :]
-        self.done, self.upstream_error = self.inner.done, self.inner.upstream_error
-        return out
+            renamed = out[: found.start()] + self._field + out[found.end() :]
+        self.done, self.upstream_error = inner.done, inner.upstream_error
+        return renamed
 
     def finish(self) -> bytes:
         return self.inner.finish()

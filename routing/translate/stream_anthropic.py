@@ -9,7 +9,7 @@ import orjson
 
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
-from routing.usage.tracker import UsageTracker
+from routing.usage.tracker import ANTHROPIC_TEXT_KEYS, UsageTracker
 from routing.wire.sse import SseEvent, frame
 
 
@@ -29,7 +29,7 @@ class AnthropicPassthrough:
 
     def feed(self, event: SseEvent) -> bytes:
         if event.event == b"content_block_delta":
-            self.tracker.delivered_anthropic(event.data)  # hot path: forwarded untouched, parsed only if needed
+            self.tracker.delivered_json(event.data, ANTHROPIC_TEXT_KEYS)  # hot path: forwarded untouched, not parsed
             return event.raw
         data = orjson.loads(event.data) if event.data else {}
         kind = data.get("type") if isinstance(data, dict) else None

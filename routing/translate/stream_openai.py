@@ -8,14 +8,17 @@ import orjson
 
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
-from routing.usage.tracker import UsageTracker, openai_delta_text
+from routing.usage.tracker import OPENAI_TEXT_KEYS, UsageTracker, openai_delta_text
 from routing.wire.sse import SseEvent, frame
 
 DONE = b"[DONE]"
 
 
 def _may_carry_usage(data: bytes) -> bool:
-    return b'"usage"' in data and b'"usage":null' not in data and b'"usage": null' not in data
+    # find, not ``in``: see routing.usage.answer_facts (runs for every relayed chunk)
+    if data.find(b'"usage":null') != -1:  # the common token chunk (the gateway asks for stream usage)
+        return False
+    return data.find(b'"usage"') != -1 and data.find(b'"usage": null') == -1
 
 
 class OpenAIPassthrough:
@@ -32,10 +35,11 @@ class OpenAIPassthrough:
         if event.data == DONE:
             self.done = True
             return b"data: [DONE]\n\n"
-        if not _may_carry_usage(event.data) and b'"error"' not in event.data:
-            self.tracker.delivered_openai(event.data)  # hot path: forwarded untouched, parsed only if needed
+        data = event.data
+        if not _may_carry_usage(data) and data.find(b'"error"') == -1:
+            self.tracker.delivered_json(data, OPENAI_TEXT_KEYS)  # hot path: forwarded untouched, not parsed
             return event.raw
-        chunk = orjson.loads(event.data)
+        chunk = orjson.loads(data)
         if "error" in chunk:
             self.upstream_error = True
             return event.raw

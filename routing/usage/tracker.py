@@ -48,19 +48,23 @@ class UsageTracker:
 
     def delivered_openai(self, data: bytes) -> None:
         """One or more chat-completions chunk payloads forwarded untouched: content and tool arguments."""
-        self._scan(data, OPENAI_TEXT_KEYS)
+        self.delivered_json(data, OPENAI_TEXT_KEYS)
 
     def delivered_anthropic(self, data: bytes) -> None:
         """One or more ``content_block_delta`` payloads forwarded untouched: text, partial_json, thinking."""
-        self._scan(data, ANTHROPIC_TEXT_KEYS)
+        self.delivered_json(data, ANTHROPIC_TEXT_KEYS)
 
-    def _scan(self, data: bytes, keys: tuple[bytes, ...]) -> None:
+    def delivered_json(self, data: bytes, keys: tuple[bytes, ...]) -> None:
+        """The string members named by ``keys`` (``OPENAI_TEXT_KEYS``, ``ANTHROPIC_TEXT_KEYS``) of JSON
+        forwarded untouched; the pass-through converters call this directly, one call less per chunk."""
+        size = len(data)
         for key in keys:
             at = data.find(key)
             while at != -1:
                 start = at + len(key) + 1
-                end = data.find(b'"', start) if data[start - 1 : start] == b'"' else -1
-                if end != -1 and data.find(b"\\", start, end) == -1 and data[start:end].isascii():
+                end = data.find(b'"', start) if start <= size and data[start - 1] == 0x22 else -1
+                span = data[start:end]
+                if end != -1 and span.find(b"\\") == -1 and span.isascii():
                     self.ascii_chars += end - start  # the common token: plain ASCII, no escapes
                     at = data.find(key, end + 1)
                 else:

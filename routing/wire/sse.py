@@ -19,8 +19,10 @@ class SseSplitter:
     _buffer: bytes = b""
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if not self._buffer and (whole := _whole_event(chunk)) is not None:
+            return [whole]  # a paced stream's read: one event, the chunk itself
         buffer = self._buffer + chunk if self._buffer else chunk
-        if b"\r" in buffer:
+        if buffer.find(b"\r") != -1:
             buffer = buffer.replace(b"\r\n", b"\n")
         parts = buffer.split(b"\n\n")
         self._buffer = parts.pop()
@@ -35,9 +37,25 @@ class SseSplitter:
         return self._buffer
 
 
+def _whole_event(chunk: bytes) -> SseEvent | None:
+    """``chunk`` as one event when it is exactly ``[event: name\\n]data: ...\\n\\n`` (what a provider
+    writes per token), else None. Lines ending in ``\\r\\n`` take the general path (normalised there)."""
+    if chunk[-2:] != b"\n\n" or chunk[-3:-2] == b"\r":
+        return None
+    if chunk.startswith(b"data: "):
+        return SseEvent(None, chunk[6:-2], chunk) if chunk.find(b"\n") == len(chunk) - 2 else None
+    if not chunk.startswith(b"event:"):
+        return None
+    end = chunk.find(b"\n")
+    data_at = end + 1
+    if chunk[end - 1] == 13 or not chunk.startswith(b"data: ", data_at) or chunk.find(b"\n", data_at) != len(chunk) - 2:
+        return None
+    return SseEvent(chunk[6:end].strip(), chunk[data_at + 6 : -2], chunk)
+
+
 def _single_data_line(part: bytes) -> SseEvent | None:
     """Fast path for the common ``data: {...}`` event (one line, no event name)."""
-    if part.startswith(b"data: ") and b"\n" not in part:
+    if part.startswith(b"data: ") and part.find(b"\n") == -1:
         return SseEvent(None, part[6:], part + b"\n\n")
     return None
 
