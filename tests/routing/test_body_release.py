@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from routing.call import Call
+from tests.routing.conftest import add_fault
 
 PROMPT = "Every rule of the ledger, with an example for each, written out in full. " * 3000  # ~220 KB
 
@@ -33,7 +34,9 @@ def _open_call(request_id: str) -> Call:
                            "input": "go"}),
     ],
 )  # fmt: skip
-def test_an_open_stream_holds_no_request_body(gateway, tenant, path, body):
+def test_an_open_stream_holds_no_request_body(gateway, sim, tenant, path, body):
+    # The provider pauses 1 s half-way (less than the idle gap): the stream is surely open while we look.
+    add_fault(sim, provider="*", kind="stall_mid_stream", count=1, stall_s=200)
     with requests.post(
         f"{gateway.base_url}{path}",
         json=body,
