@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -62,6 +64,8 @@ class Forwarder:
                 self._health.success(outcome.offering.offering_id, outcome.opened.ttfb_ms)
             relaying = self._relay(call, outcome.offering, outcome.opened, send, deadline)
             streaming = int(call.view.stream)  # open streams, for /healthz and /metrics
+            if streaming:  # runs once the relay waits for the next chunk: the first is out by then
+                asyncio.get_running_loop().call_soon(call.explain_now, context=contextvars.copy_context())
             STREAMS.open += streaming
             try:
                 await relaying

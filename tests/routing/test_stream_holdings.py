@@ -14,6 +14,7 @@ import requests
 from routing.call import Call
 from routing.failover.upstream import Opened
 from routing.handlers.completions import serve
+from routing.router.route import Route
 from tests.routing.conftest import add_fault
 
 BODY = {"model": "gpt-4.1-mini", "max_tokens": 400, "stream": True, "messages": [{"role": "user", "content": "go"}]}
@@ -82,3 +83,13 @@ def test_an_open_stream_awaits_through_one_frame_per_layer_and_keeps_no_admissio
             step = step.cr_await
     # Routing, admission and the disconnect watch hold no frame of their own while the answer streams.
     assert chain[:4] == ["_observed", "serve", "Forwarder.run", "relay_stream"], chain
+
+
+def test_an_open_stream_keeps_its_route_explanation_not_the_routing_decision(gateway, sim, tenant):
+    with _open_stream(gateway, sim, tenant) as request_id:
+        [call] = _live(Call, request_id)
+        assert _live(Route) == []  # the scored candidates went once the explanation was built
+        explained = call.route_candidates
+    [event] = tenant.events()
+    assert [c["verdict"] for c in event["route_candidates"]][:1] == ["winner"]
+    assert [c["provider"] for c in event["route_candidates"]] == [c.provider for c in explained]
