@@ -9,6 +9,7 @@ import openai
 import pytest
 import requests
 
+from routing.failover.hedge_loser import LOSER_SUFFIX
 from sim.server import start_in_thread
 from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault, calm_profiles, sim_requests
@@ -61,8 +62,12 @@ def test_fails_over_to_next_offering_before_first_byte(gateway, sim, oai, tenant
     )
     assert text
     assert raw.headers["x-tokenway-provider"] == "openrouter"
-    assert raw.headers["x-tokenway-route"] == "order+failover"
-    [event] = tenant.wait_events(1)
+    # A stalled stream is left for the next offering by the first-byte timeout, or sooner by a hedge
+    # when the gateway has a live TTFT for openai (an earlier test's, shared through Redis).
+    hedged = kind == "stall_before_first_token" and stream
+    assert raw.headers["x-tokenway-route"] in ({"order+failover", "order+hedge"} if hedged else {"order+failover"})
+    events = tenant.wait_events(1)
+    [event] = [e for e in events if not e["request_id"].endswith(LOSER_SUFFIX)]
     assert event["attempts"] == 2 and event["provider"] == "openrouter" and event["status"] == "ok"
 
 
