@@ -36,7 +36,8 @@ class OpenAIPassthrough:
             self.done = True
             return b"data: [DONE]\n\n"
         data = event.data
-        if not _may_carry_usage(data) and data.find(b'"error"') == -1:
+        # the common token chunk first, without a call: "usage":null (the gateway asks for stream usage)
+        if (data.find(b'"usage":null') != -1 or not _may_carry_usage(data)) and data.find(b'"error"') == -1:
             self.tracker.delivered_json(data, OPENAI_TEXT_KEYS)  # hot path: forwarded untouched, not parsed
             return event.raw
         chunk = orjson.loads(data)

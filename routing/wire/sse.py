@@ -19,8 +19,17 @@ class SseSplitter:
     _buffer: bytes = b""
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        if not self._buffer and (whole := _whole_event(chunk)) is not None:
-            return [whole]  # a paced stream's read: one event, the chunk itself
+        if not self._buffer:  # a paced stream's read is one event: the chunk itself
+            # one data line: its only line feeds are the last two bytes, and no \r\n to normalise
+            if (
+                chunk.startswith(b"data: ")
+                and chunk.find(b"\n") == len(chunk) - 2
+                and chunk[-1] == 10
+                and chunk[-3] != 13
+            ):
+                return [SseEvent(None, chunk[6:-2], chunk)]
+            if (whole := _whole_event(chunk)) is not None:
+                return [whole]
         buffer = self._buffer + chunk if self._buffer else chunk
         if buffer.find(b"\r") != -1:
             buffer = buffer.replace(b"\r\n", b"\n")
