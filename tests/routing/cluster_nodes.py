@@ -51,7 +51,9 @@ def move_keys(slot: int, source: Node, target: Node, keys: list[bytes] | None = 
 
 
 def finish_migration(url: str, slot: int, target: Node) -> None:
-    for node in nodes(url):
+    """The target first, as Redis's own resharding does: a source that already says MOVED while the
+    target is still importing would send a client back and forth until it gives up (TTL exhausted)."""
+    for node in sorted(nodes(url), key=lambda node: node.port != target.port):
         node.client.execute_command("CLUSTER SETSLOT", slot, "NODE", target.node_id)
 
 

@@ -101,3 +101,17 @@ def sim_requests(sim: SimHandle, provider: str, limit: int = 10) -> list[dict[st
 def add_fault(sim: SimHandle, **rule: Any) -> None:
     response = httpx.post(f"{sim.base_url}/_sim/faults", json=rule)
     assert response.status_code == 201, response.text
+
+
+@pytest.fixture
+def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[ServerThread]:
+    """A gateway of its own whose idle gap (5 s) outlasts a provider's pause mid-stream (tests/routing/open_stream.py)."""
+    from routing.app import make_gateway_app
+
+    publish_catalog(redis_client, sim_catalog(sim.provider_url))
+    httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
+    httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
+    server = ServerThread(make_gateway_app(test_config(idle_timeout_s=5.0, deadline_s=30.0)))
+    _wait_catalog(server)
+    yield server
+    server.stop()
