@@ -6,11 +6,11 @@ import logging
 import time
 from collections.abc import Awaitable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contracts.tracing import TraceSettings, make_provider
 from routing import metrics
-from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, headers_too_large, respond
+from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, StatusSeen, headers_too_large, respond
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
 from routing.gateway import Gateway
@@ -88,26 +88,9 @@ def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> A
         )
 
 
-class _StatusSeen:
-    """The server's send, noting the response status on the way. Not a coroutine: it hands back the
-    server's awaitable, so each relayed chunk costs no extra frame; a slotted object, not a closure and
-    its cell, for every open stream."""
-
-    __slots__ = ("send", "status")
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.status = 0
-
-    def __call__(self, message: dict[str, Any]) -> Awaitable[None]:
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-        return self.send(message)
-
-
 async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     """Dispatch, counting the call by endpoint and status and timing it to its last byte."""
-    observing_send = _StatusSeen(send)
+    observing_send = StatusSeen(send)
     started = time.perf_counter()
     try:
         await _dispatch(gateway, scope, receive, observing_send)

@@ -78,6 +78,31 @@ async def start_stream(send: Send, headers: Headers) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": all_headers})
 
 
+class StatusSeen:
+    """The server's send, noting the response status on the way. Not a coroutine: it hands back the
+    server's awaitable; a slotted object, not a closure and its cell, for every open stream. Once the
+    response has started its status cannot change, so a stream's body goes to ``body_send(send)``."""
+
+    __slots__ = ("send", "status")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.status = 0
+
+    def __call__(self, message: Message) -> Awaitable[None]:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        return self.send(message)
+
+
+def body_send(send: Send) -> Send:
+    """The send for body messages of a response whose start was sent: a ``StatusSeen`` has noted its
+    status already, so the send under it is used (one Python call less per relayed chunk)."""
+    while isinstance(send, StatusSeen):
+        send = send.send
+    return send
+
+
 def send_chunk(send: Send, data: bytes) -> Awaitable[None]:
     """Not a coroutine of its own: the server's awaitable is handed back, one frame less per chunk."""
     return send({"type": "http.response.body", "body": data, "more_body": True})

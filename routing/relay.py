@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from routing import relay_responses
-from routing.asgi_io import Send, end_stream, respond, send_chunk, start_stream
+from routing.asgi_io import Send, body_send, end_stream, respond, send_chunk, start_stream
 from routing.call import Call
 from routing.errors import GatewayError
 from routing.failover.upstream import ATTEMPT_ERRORS, Opened
@@ -98,6 +98,7 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
     converter = converter_for(call, call.offering.dialect)
     call.response_started = True
     await start_stream(send, call.provenance())
+    send = body_send(send)  # the status is noted: the chunks skip the noting wrapper
     call.status, call.http_status = "ok", 200
     try:
         await _pump(call, opened, converter, send, idle_s=idle_s, deadline=deadline)
