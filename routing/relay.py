@@ -23,6 +23,7 @@ from routing.translate.model_field import Renamed, rename_json
 from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
+from routing.upstream_reads import BufferedReads
 from routing.usage.drain import drain
 from routing.wire.sse import SseSplitter
 
@@ -129,7 +130,12 @@ async def _pump(
     slack = min(TIMER_SLACK_S, idle_s / 4)
     # Per relayed chunk, the loop body is the hot path: methods bound once, no coroutine of our own
     # between the read and the server's send (bench/gateway_instructions.py --profile paced).
-    readany, split, observe, feed = opened.response.content.readany, splitter.feed, call.facts.observe, converter.feed
+    read, split, observe, feed = (
+        BufferedReads(opened.response.content).read,
+        splitter.feed,
+        call.facts.observe,
+        converter.feed,
+    )
     expiry: float | None = None  # when the timer fires; only this loop moves it
     async with asyncio.timeout(None) as timer:
         while chunk:
@@ -147,7 +153,7 @@ async def _pump(
                 expiry = now + min(idle_s, deadline - time.monotonic())
                 timer.reschedule(expiry)
             chunk = b""
-            chunk = await readany()
+            chunk = await read()
 
 
 async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
