@@ -14,10 +14,16 @@ bench/gateway_realistic.py: ``short`` (13 tokens, a key without limits) and ``re
 paced Node mock of bench/gateway_scale_js.py, one chunk per ``PACED_INTERVAL_MS``): the same number of
 streams twice, with ``PACED_CHUNKS`` content chunks each, and the difference divided by the extra
 chunks. It also counts the gateway's socket reads (libuv's ``uv__read``; the two runs differ only
-in upstream chunks) to show that each chunk was a read of its own, and with ``--functions N`` prints the N functions with the
+in upstream chunks) to show that each chunk was a read of its own, and per extra chunk the event
+loop's wake-ups: asyncio task steps, callbacks run (uvloop's ``Handle._run``) and timers armed, and with ``--functions N`` prints the N functions with the
 most instructions per paced chunk (from the two runs' callgrind outputs).
 
-    .venv/bin/python -m bench.gateway_instructions [--profile short,realistic,stream,paced] [--tree /tmp/tw-old]
+    .venv/bin/python -m bench.gateway_instructions [--profile short,realistic,stream,paced,idle] [--tree /tmp/tw-old]
+
+``idle`` is what the gateway does with no request at all, per second (key and snapshot polls, pub/sub,
+timers): the gateway idles ``IDLE_SECONDS`` twice and the difference is divided by the extra seconds.
+A paced run lasts longer than the short one by the extra chunks' pacing (~20 s), so that much idle
+work is inside the paced figure too.
 
 ``--tree`` measures another checkout (``git worktree add /tmp/tw-old <commit>``) with the same catalog,
 keys and bodies. Slow on purpose (valgrind runs the gateway ~50x slower): about a minute per profile.
@@ -34,6 +40,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +60,15 @@ CONCURRENCY = 10
 PACED_STREAMS, PACED_CONCURRENCY = 20, 2
 PACED_CHUNKS = (20, 120)  # content chunks per stream in the two runs: 20 x 100 extra chunks counted
 PACED_INTERVAL_MS = 20
-# libuv's read of a readable socket (uvloop): one call per wake-up of a connection with bytes to read.
+# Counted calls (callgrind's function names; a recursion level is suffixed 'N). libuv's read of a
+# readable socket (uvloop): one call per wake-up of a connection with bytes to read.
 READ_FUNCTION = re.compile(rb"^uv__read$")
+WAKE_FUNCTIONS = {
+    "task steps": re.compile(rb"^task_step_impl('\d+)?$"),  # an asyncio task resumed (C task)
+    "callbacks": re.compile(rb"^__pyx_f_6uvloop_4loop_6Handle__run('\d+)?$"),  # call_soon callbacks run
+    "timers armed": re.compile(rb"^uv_timer_start('\d+)?$"),  # call_later / call_at
+}
+IDLE_SECONDS = (5, 25)  # the idle profile's two runs
 START_TIMEOUT_S = 300  # imports under valgrind take a while
 SHORT = {"model": "bench-model", "max_tokens": 64, "messages": [{"role": "user", "content": "Say something short about gateways."}]}  # fmt: skip
 
@@ -120,8 +134,8 @@ def instructions(
     return int(summary.group(1)), out
 
 
-def socket_reads(out: Path) -> int:
-    """Calls of libuv's socket read in one callgrind output: the gateway's reads."""
+def socket_reads(out: Path, function: re.Pattern[bytes] = READ_FUNCTION) -> int:
+    """Calls of ``function`` (libuv's socket read unless told) in one callgrind output."""
     names: dict[bytes, bytes] = {}
     reads, counting = 0, False
     for line in out.read_bytes().splitlines():
@@ -129,7 +143,7 @@ def socket_reads(out: Path) -> int:
             ref, _, name = line[4:].partition(b" ")
             if name:
                 names[ref] = name
-            counting = bool(READ_FUNCTION.search(names.get(ref, b"")))
+            counting = bool(function.search(names.get(ref, b"")))
         elif line.startswith((b"fn=", b"fl=", b"fi=", b"fe=")):
             ref, _, name = line[3:].partition(b" ")
             if line.startswith(b"fn=") and name:
@@ -151,6 +165,37 @@ def self_cost(out: Path) -> dict[str, int]:
         name = re.sub(r" \[[^]]*\]$", "", match.group(2).strip())
         costs[name] = costs.get(name, 0) + int(match.group(1).replace(",", ""))
     return costs
+
+
+def idle(tree: Path, env: dict[str, str], work: Path) -> tuple[float, int, int]:
+    """Instructions per second of a gateway serving nothing; (per second, run totals)."""
+    totals, wakes = [], []
+    for seconds in IDLE_SECONDS:
+        port = free_port()
+        out = work / f"callgrind-idle-{seconds}-{port}.out"
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "routing",
+                   "--port", str(port)]  # fmt: skip
+        proc = subprocess.Popen(command, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # fmt: skip
+        try:
+            if not wait_port(port, START_TIMEOUT_S):
+                raise RuntimeError("gateway did not start under valgrind")
+            time.sleep(seconds)  # the time is what is measured
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 2)
+            proc.wait(timeout=120)
+        total = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.M)
+        if total is None:
+            raise RuntimeError(f"no total in {out}")
+        totals.append(int(total.group(1)))
+        wakes.append({what: socket_reads(out, pattern) for what, pattern in WAKE_FUNCTIONS.items()})
+    extra = IDLE_SECONDS[1] - IDLE_SECONDS[0]
+    per_second = (totals[1] - totals[0]) / extra
+    print(f"  idle: {per_second:,.0f} instructions per second; event loop per second: "
+          + ", ".join(f"{what} {(wakes[1][what] - wakes[0][what]) / extra:.1f}" for what in WAKE_FUNCTIONS),
+          flush=True)  # fmt: skip
+    return per_second, totals[0], totals[1]
 
 
 def paced(
@@ -178,6 +223,10 @@ def paced(
     print(f"  paced: {per_chunk:,.0f} instructions per relayed chunk ({totals[0]:,} / {totals[1]:,}); "
           f"socket reads {reads[0]:,} / {reads[1]:,}: {(reads[1] - reads[0]) / extra:.2f} per extra chunk",
           flush=True)  # fmt: skip
+    wakes = {what: [socket_reads(out, pattern) for out in outs] for what, pattern in WAKE_FUNCTIONS.items()}
+    print(
+        "  event loop per extra chunk: " + ", ".join(f"{what} {(b - a) / extra:.2f}" for what, (a, b) in wakes.items())
+    )
     if functions:
         few, many = self_cost(outs[0]), self_cost(outs[1])
         diff = sorted(((many.get(n, 0) - few.get(n, 0), n) for n in many), reverse=True)[:functions]
@@ -212,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                "TOKENWAY_SPOOL_DIR": str(work / "spool")}  # fmt: skip
         all_bodies = bodies(long_prompt())
         for name in args.profile.split(","):
+            if name == "idle":
+                rows.append(("idle (per second)", *idle(tree, env, work)))
+                continue
             if name == "paced":
                 body = json.dumps(all_bodies["stream"]).encode()
                 rows.append(("paced (per relayed chunk)", *paced(tree, env, work, redis_url, body, args.functions)))
