@@ -8,6 +8,8 @@ turns only append. Used for cache affinity.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -36,7 +38,15 @@ def openai_fingerprint(body: dict[str, Any]) -> str | None:
         if not isinstance(message, dict) or message.get("role") not in ("system", "developer"):
             break
     strip_openai_messages(head)
-    return _digest(None, body.get("tools"), head)
+    tools = body.get("tools")
+    if tools is None and all(isinstance(m, dict) and all(type(v) is str for v in m.values()) for m in head):
+        # The common head (system prompt and first question, text only): remembered by its strings,
+        # so a repeated head is neither serialised nor hashed. Equal keys are equal heads: equal digests.
+        key = tuple(tuple(sorted(m.items())) for m in head)
+        summary = tuple((name, len(text), text[:SLICE], text[-SLICE:]) for m in key for name, text in m)
+        size = sum(len(text) for m in key for _, text in m)
+        return _memo.lookup(key, summary, size, partial(_plain_digest, None, None, head))
+    return _digest(None, tools, head)
 
 
 def keyed_fingerprint(tenant_id: int, model: str, cache_key: str) -> str:
@@ -46,4 +56,56 @@ def keyed_fingerprint(tenant_id: int, model: str, cache_key: str) -> str:
 
 
 def _digest(*parts: Any) -> str:
-    return hashlib.blake2b(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
+    data = orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+    mid = len(data) // 2
+    summary = (len(data), data[:SLICE], data[mid : mid + SLICE], data[-SLICE:])
+    return _memo.lookup(data, summary, len(data), partial(_hash, data))
+
+
+def _plain_digest(*parts: Any) -> str:
+    return _hash(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS))
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+# A conversation's head (system prompt, tools, first message: often 10-100 KB for an agent) is sent
+# again on every turn. blake2b costs ~14 instructions a byte, and even a dict keyed by the head's bytes
+# would hash them all (siphash, ~3 a byte); a summary (the length and a few slices) finds the entry,
+# and one comparison of the whole head (a fraction of an instruction a byte) decides a hit.
+MEMO_MIN_BYTES = 4096  # a smaller head hashes in fewer instructions than it takes to look it up
+MEMO_MAX_BYTES = 8 * 1024 * 1024  # heads held at most, oldest out first
+SLICE = 64  # characters of a head in its summary, from each place
+
+
+class DigestMemo:
+    """Digests of recent large heads. An entry is found by the head's summary and used only when the
+    whole head equals the one it was computed from (two heads with one summary: the newer is held)."""
+
+    def __init__(self, max_bytes: int = MEMO_MAX_BYTES, min_bytes: int = MEMO_MIN_BYTES) -> None:
+        self._entries: dict[Hashable, tuple[object, str, int]] = {}  # summary -> (head, digest, size)
+        self._max_bytes, self._min_bytes = max_bytes, min_bytes
+        self.held_bytes = 0
+
+    def lookup(self, head: object, summary: Hashable, size: int, digest: Callable[[], str]) -> str:
+        """The digest of ``head`` (about ``size`` bytes), computed by ``digest`` unless held."""
+        if not self._min_bytes <= size <= self._max_bytes:
+            return digest()
+        held = self._entries.pop(summary, None)
+        if held is not None:
+            self.held_bytes -= held[2]
+            if held[0] == head:
+                self._entries[summary] = held  # now the newest
+                self.held_bytes += size
+                return held[1]
+        value = digest()
+        self._entries[summary] = (head, value, size)
+        self.held_bytes += size
+        while self.held_bytes > self._max_bytes:
+            oldest = next(iter(self._entries))
+            self.held_bytes -= self._entries.pop(oldest)[2]
+        return value
+
+
+_memo = DigestMemo()
