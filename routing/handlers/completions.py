@@ -128,7 +128,9 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     if view.cache_key:
         call.fingerprint = keyed_fingerprint(record.tenant_id, view.model, view.cache_key)
     elif view.input_estimate >= AFFINITY_MIN_TOKENS:
-        call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(call.body)
+        call.fingerprint = (anthropic_fingerprint if view.dialect == "anthropic" else openai_fingerprint)(
+            call.body, record.tenant_id
+        )
     affinity = await gateway.affinity.lookup(call.fingerprint) if call.fingerprint else None
     with tracing.span("routing decision"):
         route = _plan(gateway, call, need, prefs, affinity, auto=auto is not None)
