@@ -113,7 +113,11 @@ def _ms(value: str) -> float:
 
 
 def parse_wrk(out: str) -> dict[str, float]:
-    result = {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}  # type: ignore[union-attr]
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if rps is None:
+        found = "wrk gave no result" if shutil.which("wrk") else "wrk is not installed (Debian: apt-get install wrk)"
+        raise SystemExit(f"{found}: {out[-300:]!r}")
+    result = {"rps": float(rps.group(1))}
     for pct in ("50", "99"):
         match = re.search(rf"^\s+{pct}(?:\.000)?%\s+(\S+)", out, re.MULTILINE)
         if match:
