@@ -18,6 +18,7 @@ from contracts.env import env_bool, env_str
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Tracer
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,34 @@ def make_provider(settings: TraceSettings) -> TracerProvider:
     if current_trace_ids not in jsonlog.TRACE_SOURCES:
         jsonlog.TRACE_SOURCES.append(current_trace_ids)
     return provider
+
+
+@dataclass
+class ProcessTracer:
+    """One process's tracer for one part of the platform, made on first use while traces are on.
+    ``tracer()`` reads the settings on every call, so call it when a handler or consumer is built, never
+    per request; ``shutdown()`` exports what is batched and forgets the provider (the next ``tracer()``
+    makes a new one, or returns None once traces are off)."""
+
+    default_service: str  # OTEL_SERVICE_NAME, when the environment does not name one
+    instrumentation: str  # the tracer's name in every span it makes
+    provider: TracerProvider | None = None
+
+    _tracer: Tracer | None = None
+
+    def tracer(self, settings: TraceSettings | None = None) -> Tracer | None:
+        settings = settings or TraceSettings.from_env(self.default_service)
+        if not settings.enabled:
+            return None
+        if self._tracer is None:
+            self.provider = make_provider(settings)
+            self._tracer = self.provider.get_tracer(self.instrumentation)
+        return self._tracer
+
+    def shutdown(self) -> None:
+        provider, self.provider, self._tracer = self.provider, None, None
+        if provider is not None:
+            provider.shutdown()
 
 
 def current_trace_ids() -> tuple[str, str] | None:

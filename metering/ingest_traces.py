@@ -15,46 +15,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from contracts.tracing import TraceSettings, make_provider
+from contracts.tracing import ProcessTracer, TraceSettings
 from contracts.usage import UsageEvent
 from metering.ingest import IngestResult
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Link, Tracer
 
 Ingest = Callable[..., IngestResult]
 
 
-@dataclass
-class ConsumerTraces:
-    provider: TracerProvider | None = None
-    tracer: Tracer | None = None
-
-
-TRACES = ConsumerTraces()
+TRACES = ProcessTracer("tokenway-metering", "tokenway.metering")
 
 
 def consumer_tracer(settings: TraceSettings | None = None) -> Tracer | None:
     """The consumer's tracer, made once per process if an OTLP endpoint is configured; None while off.
     The settings are read on every call (once per consumer made, never per batch)."""
-    settings = settings or TraceSettings.from_env("tokenway-metering")
-    if not settings.enabled:
-        return None
-    if TRACES.tracer is None:
-        TRACES.provider = make_provider(settings)
-        TRACES.tracer = TRACES.provider.get_tracer("tokenway.metering")
-    return TRACES.tracer
+    return TRACES.tracer(settings)
 
 
 def consumer_traces_shutdown() -> None:
     """Export what is batched and stop tracing (consumers made afterwards trace nothing unless configured)."""
-    provider, TRACES.provider, TRACES.tracer = TRACES.provider, None, None
-    if provider is not None:
-        provider.shutdown()
+    TRACES.shutdown()
 
 
 def traced_batch(tracer: Tracer, stream: str, entries: int, run: Callable[[], IngestResult]) -> IngestResult:

@@ -21,18 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import HttpRequest, HttpResponseBase
 
-from contracts.tracing import TraceSettings, make_provider
+from contracts.tracing import ProcessTracer, TraceSettings
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
 
 GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
@@ -40,35 +38,19 @@ TENANT_SLUG_KWARGS = ("tenant_slug",)  # the management API's tenant routes
 CONSOLE_PREFIX = "/console/"  # console pages: ``console/<slug:slug>/...``, the slug is the tenant's
 
 
-@dataclass
-class WebTraces:
-    """One provider per process, made by the first handler that loads the middleware while traces are on."""
-
-    provider: TracerProvider | None = None
-    tracer: Tracer | None = None
-
-
-TRACES = WebTraces()
+TRACES = ProcessTracer("tokenway-web", "tokenway.web")  # made by the first handler that loads the middleware
 
 
 def web_tracer(settings: TraceSettings | None = None) -> Tracer | None:
     """The web tracer, made on first use if an OTLP endpoint is configured; None while traces are off.
     The settings are read on every call (once per handler built, never per request)."""
-    settings = settings or TraceSettings.from_env("tokenway-web")
-    if not settings.enabled:
-        return None
-    if TRACES.tracer is None:
-        TRACES.provider = make_provider(settings)
-        TRACES.tracer = TRACES.provider.get_tracer("tokenway.web")
-    return TRACES.tracer
+    return TRACES.tracer(settings)
 
 
 def web_traces_shutdown() -> None:
     """Export what is batched and drop the provider (a handler built afterwards makes a new one, or leaves
     the middleware out once traces are off)."""
-    provider, TRACES.provider, TRACES.tracer = TRACES.provider, None, None
-    if provider is not None:
-        provider.shutdown()
+    TRACES.shutdown()
 
 
 class WebTraceMiddleware:
