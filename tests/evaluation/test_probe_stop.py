@@ -14,12 +14,14 @@ from evaluation.runner import Job, run_jobs
 from sim.server import SimHandle, start_in_thread
 from tests.catalogs import sim_catalog
 from tests.evaluation.conftest import find
+from tests.routing.conftest import calm_profiles
 
 
 @pytest.fixture(scope="module")
-def timed_sim() -> Iterator[SimHandle]:
-    """Stalls last their real length here (the module's other fleet runs at zero latency)."""
-    handle = start_in_thread(seed=7, time_scale=1.0)
+def timed_sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
+    """Stalls last their real length here (the module's other fleet runs at zero latency); no random
+    faults, so the quick probe's outcome is the stop's doing alone."""
+    handle = start_in_thread(seed=7, time_scale=1.0, profiles=calm_profiles(tmp_path_factory.mktemp("timed-sim")))
     yield handle
     handle.stop()
 
