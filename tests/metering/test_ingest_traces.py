@@ -24,7 +24,7 @@ from metering.services import balance_topup, tenant_available_ensure
 from tests.factories import issue_key
 from tests.metering.conftest import make_event, tenant_stream
 from tests.routing.conftest import sim  # noqa: F401 - fixture
-from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to_receiver
 from tests.routing.test_tracing import _serve, _traced_app
 from tests.waiting import poll_until
 
@@ -33,15 +33,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
-    ingest_traces.consumer_traces_shutdown()  # a provider another test left exports elsewhere
-    server = OtlpReceiver()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
-    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-    monkeypatch.setenv("OTEL_SERVICE_NAME", "tokenway-metering-test")
-    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
-    yield server
-    ingest_traces.consumer_traces_shutdown()
-    server.stop()
+    with exporting_to_receiver(monkeypatch, ingest_traces.TRACES, "tokenway-metering-test") as server:
+        yield server
 
 
 def _consume(redis_client, expected_records: int) -> UsageConsumer:

@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import path
 
 from tests.factories import issue_key
-from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to_receiver
 from tests.waiting import poll_until
 from tokenway import web_traces
 
@@ -37,15 +37,8 @@ urlpatterns = [path("orders/<int:order_id>/broken/", _broken)]  # for the test m
 
 @pytest.fixture
 def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
-    web_traces.web_traces_shutdown()  # a provider another test left exports elsewhere
-    server = OtlpReceiver()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
-    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-    monkeypatch.setenv("OTEL_SERVICE_NAME", "tokenway-web-test")
-    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
-    yield server
-    web_traces.web_traces_shutdown()
-    server.stop()
+    with exporting_to_receiver(monkeypatch, web_traces.TRACES, "tokenway-web-test") as server:
+        yield server
 
 
 def _server_span(receiver: OtlpReceiver, trace_id: str) -> ReceivedSpan:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -15,6 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from contracts.tracing import ProcessTracer
 from tests.waiting import poll_until
 
 KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
@@ -133,3 +136,20 @@ class OtlpReceiver:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
+
+
+@contextmanager
+def exporting_to_receiver(monkeypatch: Any, holder: ProcessTracer, service: str) -> Iterator[OtlpReceiver]:
+    """A receiver the process's traces for ``holder`` go to while the block runs (a provider another
+    test left, exporting elsewhere, is shut down before and after)."""
+    holder.shutdown()
+    server = OtlpReceiver()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", service)
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
+    try:
+        yield server
+    finally:
+        holder.shutdown()
+        server.stop()
