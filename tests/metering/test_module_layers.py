@@ -6,14 +6,12 @@ function bodies. Each test lints a small tree of stub modules with this reposito
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+from tests.architecture.test_layers import _broken
+from tests.architecture.test_layers import _empty_packages as empty_packages
+from tests.architecture.test_layers import _lint as lint
 
 # The chain money moves down today, each module importing the next at its top.
 DOWNWARD = {
@@ -29,25 +27,14 @@ DOWNWARD = {
 
 def _tree(tmp_path: Path) -> Path:
     """Every root package of the contracts, empty, with this tree's pyproject.toml and the metering chain."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    for package in config["root_packages"]:
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.ws_urls\n")  # the one ignored import
-    (tmp_path / "frontend" / "ws_urls.py").write_text("")
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    empty_packages(tmp_path)
     for module, source in DOWNWARD.items():
         (tmp_path / "metering" / f"{module}.py").write_text(source)
     return tmp_path
 
 
 def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.run([str(LINT_IMPORTS)], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
-
-
-def _broken(stdout: str) -> int:
-    return int(stdout.rsplit("kept, ", 1)[1].split(" broken", 1)[0])
+    return lint(tree, str(tree))
 
 
 def test_the_chain_downwards_keeps_every_contract(tmp_path):
