@@ -72,6 +72,7 @@ class UpstreamFailure(Exception):
         self.code = code  # the caller's error code when it is more precise than the status's
         self.status = status  # the status we would show the caller: 502, 503 or 504
         self.kind = kind  # "connect" | "timeout" | "http_429" | "http_5xx" | "http_4xx" | "protocol" | "pool_wait"
+        # | "limit_room" (not sent: the learned rate limit is spent)
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after

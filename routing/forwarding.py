@@ -78,11 +78,12 @@ class Forwarder:
     async def _race(self, call: Call, offerings: list[OfferingSnapshot], deadline: float) -> Outcome:
         """The attempts up to a first byte. The race and its callbacks end with it: a frame that kept
         them through the relay would hold them (≈ 1 KB) for every open stream."""
+        tried = offerings[: self._config.max_attempts]
         race = HedgedRace(
-            partial(self._tracked, call, deadline), failed=partial(self._failed, call),
+            partial(self._tracked, call, deadline, tried[-1] if tried else None), failed=partial(self._failed, call),
             hedge_after=partial(self._hedge_after, call), may_hedge=partial(self._may_hedge, call), deadline=deadline,
         )  # fmt: skip
-        return await race.run(offerings[: self._config.max_attempts])
+        return await race.run(tried)
 
     def _failed(self, call: Call, offering: OfferingSnapshot, exc: UpstreamFailure) -> bool:
         """Book one attempt's failure; True when another offering may be tried."""
@@ -91,6 +92,8 @@ class Forwarder:
             return False
         if call.record.byok_base_urls.get(offering.provider):
             return True  # the tenant's own endpoint failed: not a signal about the shared offering
+        if exc.kind == "limit_room":  # not sent (routing.failover.hedging.tracked): nothing to book
+            return True
         if exc.kind == "pool_wait":  # our own per-host limit: says nothing about the provider
             self._health.not_reached(offering.offering_id)
             return True
@@ -101,9 +104,12 @@ class Forwarder:
         )
         return True
 
-    def _tracked(self, call: Call, deadline: float, offering: OfferingSnapshot) -> Awaitable[Opened]:
+    def _tracked(
+        self, call: Call, deadline: float, last: OfferingSnapshot | None, offering: OfferingSnapshot
+    ) -> Awaitable[Opened]:
         tenant_url = call.record.byok_base_urls.get(offering.provider)
-        opening = tracked(self._limits, call, offering, self._attempt(call, offering, deadline, tenant_url))
+        attempt = self._attempt(call, offering, deadline, tenant_url)
+        opening = tracked(self._limits, call, offering, attempt, fallback=offering is not last)
         return traced_attempt(call, offering, opening)  # as it is while traces are off (routing.tracing_upstream)
 
     def _hedge_after(self, call: Call, offering: OfferingSnapshot) -> float | None:

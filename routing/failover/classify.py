@@ -54,6 +54,11 @@ def from_status(status: int, headers: Mapping[str, str], body: bytes) -> Upstrea
     return failure
 
 
+def passed_over() -> UpstreamFailure:
+    """Not sent: the offering's learned rate limit has no room left (routing.limits.board)."""
+    return UpstreamFailure(503, "limit_room", "The provider's rate limit has no room left.", retryable=True)
+
+
 def from_exception(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, TimeoutError):
         return UpstreamFailure(504, "timeout", "The provider did not answer in time.", retryable=True)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from contracts.usage import UsageEvent
 from routing.call import Call
 from routing.errors import UpstreamFailure
-from routing.failover.classify import DEFAULT_429_COOLDOWN_S
+from routing.failover.classify import DEFAULT_429_COOLDOWN_S, passed_over
 from routing.failover.hedge import p95_ttft_ms
 from routing.failover.hedge_budget import HEDGE_BURST, HEDGE_SHARE, spend_hedge
 from routing.failover.hedge_loser import loser_event
@@ -72,15 +73,20 @@ class Hedging:
 
 
 async def tracked(
-    limits: LimitBoard | None, call: Call, offering: OfferingSnapshot, attempt: Awaitable[Opened]
-) -> Opened:
+    limits: LimitBoard | None, call: Call, offering: OfferingSnapshot, attempt: Coroutine[Any, Any, Opened],
+    *, fallback: bool,
+) -> Opened:  # fmt: skip
     """``attempt`` with its send, its rate-limit headers and a 429 recorded for ``offering`` (not for a
-    tenant's own key: its limits are not the platform's)."""
+    tenant's own key: its limits are not the platform's). With a ``fallback`` left, an offering whose
+    room concurrent calls took since the route was planned is passed over: checked and counted in one
+    step, so no two calls spend the same last request."""
     if limits is None or call.record.byok.get(offering.provider):
         return await attempt
-    ticket = limits.sent(
-        offering.offering_id, call.view.input_estimate + (call.view.max_tokens or EXPECTED_OUTPUT_TOKENS)
-    )
+    tokens = call.view.input_estimate + (call.view.max_tokens or EXPECTED_OUTPUT_TOKENS)
+    if fallback and limits.gone(offering, tokens):
+        attempt.close()
+        raise passed_over()
+    ticket = limits.sent(offering.offering_id, tokens)
     try:
         opened = await attempt
     except UpstreamFailure as exc:

@@ -199,6 +199,11 @@ class LimitBoard:
     def assess(self, offering: OfferingSnapshot, tokens: int) -> Assessment:
         return self.assess_all([offering], tokens)[0]
 
+    def gone(self, offering: OfferingSnapshot, tokens: int) -> bool:
+        """At the send: whether this request would now be refused. The router's picture is an await old
+        (admission's round trip) and concurrent calls may have taken the room it saw since."""
+        return self.enabled and offering.offering_id in self._by_offering and self.assess(offering, tokens).exhausted
+
     def assess_all(self, offerings: list[OfferingSnapshot], tokens: int) -> list[Assessment]:
         """One clock read for all candidates; an offering's figures are cached until it sends or learns
         something, or for a tenth of a second (this runs for every candidate of every request)."""

@@ -7,11 +7,14 @@ import asyncio
 import os
 import random
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Prices
+from routing.errors import UpstreamFailure
+from routing.failover.hedging import tracked
 from routing.limits.board import LOAD_PENALTY, LimitBoard
 from routing.limits.forecast import Holt, forecast_error
 from routing.limits.ratelimit_headers import go_duration_s, parse
@@ -225,3 +228,30 @@ def test_headers_are_read_near_the_limit_and_now_and_then_far_from_it():
     assert board.wants_headers(board.sent(5, 100))  # near the limit: every answer
     clock.advance(31)
     assert board.wants_headers(board.sent(5, 100))  # the window refilled: look again
+
+
+def test_calls_planned_on_the_same_last_request_send_it_once():
+    """Routing happens an await (admission) before the send: two calls can both plan on the last request
+    left. At the send the room is checked again with the count in the same step: the second call is
+    passed over to its fallback without reaching the provider; with none left it is sent."""
+    board = LimitBoard(clock=ManualClock(T0))
+    for _ in range(19):
+        board.finished(board.sent(5, 100), None)
+    assert not board.assess(OFFERING, 100).exhausted  # both calls plan on the 20th request
+    call = SimpleNamespace(record=SimpleNamespace(byok={}), view=SimpleNamespace(input_estimate=50, max_tokens=50))
+    reached: list[str] = []
+
+    async def provider(name: str) -> SimpleNamespace:
+        reached.append(name)
+        return SimpleNamespace(name=name, response=SimpleNamespace(headers={}))
+
+    async def both(last: bool) -> list[object]:
+        attempts = [tracked(board, call, OFFERING, provider(n), fallback=not last) for n in ("a", "b")]  # type: ignore[arg-type]
+        return await asyncio.gather(*attempts, return_exceptions=True)
+
+    first, second = asyncio.run(both(last=False))
+    assert getattr(first, "name", None) == "a", first
+    assert isinstance(second, UpstreamFailure) and second.kind == "limit_room", second
+    assert reached == ["a"]
+    asyncio.run(both(last=True))
+    assert reached == ["a", "a", "b"]  # the last candidate is sent, spent or not, as the router would

@@ -1,6 +1,7 @@
 """Route away before the cliff: a burst against an offering whose provider allows 20 requests a
 minute, through the real gateway and the simulated fleet (which enforces the RPM and sends the
-rate-limit headers). With learned limits no request meets a 429; without, some do."""
+rate-limit headers). With learned limits no request meets a 429; without, some do. Twelve at a
+time: calls that planned on the same last request while admission ran must not all send it."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_cat
 from tests.waiting import wait_until
 
 BURST = 30
-WORKERS = 4
+WORKERS = 12
 BODY: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5,
         "provider": {"order": ["openai", "openrouter"]}}  # fmt: skip
 
