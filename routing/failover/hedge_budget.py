@@ -1,5 +1,6 @@
-"""A tenant's hedge budget: hedged attempts are at most ``share`` of its requests in the current
-minute plus ``burst`` (counted in Redis, so every gateway process spends from one budget).
+"""A tenant's hedge budget: hedged attempts in the last 60 s are at most ``share`` of its requests in
+the last 60 s plus ``burst`` (sliding, as admission's RPM; counted in Redis, so every gateway
+process spends from one budget).
 
 Spent only when a first byte is late, never on an ordinary request's path. With Redis unreachable
 no hedge is started: the budget cannot be checked, and failover still works without it.
@@ -8,6 +9,7 @@ no hedge is started: the budget cannot be checked, and failover still works with
 from __future__ import annotations
 
 import logging
+import time
 
 import hiredis
 
@@ -23,14 +25,17 @@ HEDGE_BURST = 1.0  # so a tenant with little traffic can still be hedged once a 
 
 
 async def spend_hedge(
-    redis: PipelinedRedis, admission: Admission | None, *, share: float = HEDGE_SHARE, burst: float = HEDGE_BURST
-) -> bool:
+    redis: PipelinedRedis, admission: Admission | None, *, share: float = HEDGE_SHARE, burst: float = HEDGE_BURST,
+    now: float | None = None,
+) -> bool:  # fmt: skip
     if admission is None or share <= 0:
         return False
-    keys = [rk.rate_window(admission.tenant_id, "tenant", admission.minute),
-            rk.hedge_window(admission.tenant_id, admission.minute)]  # fmt: skip
+    now = time.time() if now is None else now
+    tenant, minute = admission.tenant_id, int(now // 60)  # the first byte is late now, maybe a minute on
+    keys = [rk.rate_window(tenant, "tenant", minute), rk.hedge_window(tenant, minute),
+            rk.rate_window(tenant, "tenant", minute - 1), rk.hedge_window(tenant, minute - 1)]  # fmt: skip
     try:
-        return bool(await HEDGE.run(redis, keys, [repr(share), repr(burst)]))
+        return bool(await HEDGE.run(redis, keys, [repr(share), repr(burst), f"{now:.3f}"]))
     except (RedisUnavailable, OSError, hiredis.ReplyError) as exc:
         log.warning("hedge budget unreadable, not hedging: %s", exc)
         return False

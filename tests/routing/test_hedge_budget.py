@@ -24,25 +24,32 @@ def test_the_hedge_delay_is_the_p95_for_this_prompt_size():
     assert p95_ttft_ms(None, None, input_tokens=0) is None  # unmeasured: not hedged
 
 
-def test_the_budget_is_a_share_of_the_tenants_requests_this_minute_plus_a_burst(redis_client):
-    admission = Admission(tenant_id=77, key_id=770, minute=29_000_000, month="202611", tokens_reserved=0,
+def test_the_budget_is_a_share_of_the_tenants_requests_in_the_last_minute_plus_a_burst(redis_client):
+    minute = 29_000_000
+    admission = Admission(tenant_id=77, key_id=770, minute=minute, month="202611", tokens_reserved=0,
                           lease_id="l", hold_id="h", hold_micros=0)  # fmt: skip
-    window = rk.rate_window(77, "tenant", admission.minute)
+    window = rk.rate_window(77, "tenant", minute)
 
-    async def spend(times: int) -> list[bool]:
+    async def spend(times: int, now: float) -> list[bool]:
         redis = gateway_redis(os.environ["REDIS_URL"], None)
         await redis.connect()
         try:
-            return [await spend_hedge(redis, admission, share=0.05, burst=1) for _ in range(times)]
+            return [await spend_hedge(redis, admission, share=0.05, burst=1, now=now) for _ in range(times)]
         finally:
             await redis.close()
 
     redis_client.hset(window, "r", 1)
-    assert asyncio.run(spend(3)) == [True, False, False]  # 1 request: the burst only
+    assert asyncio.run(spend(3, minute * 60 + 10)) == [True, False, False]  # 1 request: the burst only
     redis_client.hset(window, "r", 40)  # 40 requests: 0.05 x 40 + 1 = 3 hedges in all
-    assert asyncio.run(spend(3)) == [True, True, False]
-    assert int(redis_client.get(rk.hedge_window(77, admission.minute))) == 3
-    assert redis_client.ttl(rk.hedge_window(77, admission.minute)) > 0
+    assert asyncio.run(spend(3, minute * 60 + 20)) == [True, True, False]
+    assert int(redis_client.get(rk.hedge_window(77, minute))) == 3
+    assert redis_client.ttl(rk.hedge_window(77, minute)) > 0
+    # A second into the next minute the last 60 s still hold (59/60 of) those 3 hedges and 40 requests:
+    # 2.95 + 1 > 0.05 x 39.3 + 1. A fixed window would have granted 1 + 5% of nothing again.
+    assert asyncio.run(spend(1, (minute + 1) * 60 + 1)) == [False]
+    # Half a minute on, half have faded: 1.5 + 1 > 0.05 x 20 + 1. A minute after them, none is left.
+    assert asyncio.run(spend(1, (minute + 1) * 60 + 30)) == [False]
+    assert asyncio.run(spend(1, (minute + 2) * 60)) == [True]
     assert asyncio.run(spend_without_admission()) is False
 
 
