@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from pathlib import Path
 import redis
 
 from devtools.devstack import _redis_binary
-from devtools.ports import port_is_free, wait_for_port
+from devtools.ports import port_is_free
 from devtools.processes import spawn, stop
 
 SLOTS = 16_384
@@ -29,25 +30,63 @@ READY_TIMEOUT_S = 30.0
 BUS_OFFSET = 10_000
 
 
+NODE_TRIES = 5  # a port taken between the check and redis-server's bind: another pair is tried
+LISTEN_TIMEOUT_S = 15.0
+
+
+def _port_range() -> tuple[int, int]:
+    """Node ports whose bus ports stay below the kernel's ephemeral range: the local port of any
+    outgoing connection (the suite opens thousands) comes from that range and could take a port
+    between our check and redis-server's bind."""
+    try:
+        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32_768
+    top = ephemeral - 1 - BUS_OFFSET
+    return (10_000, top) if top - 10_000 >= 1_000 else (20_000, 50_000)
+
+
 def _node_port() -> int:
     """A free port whose cluster-bus port is free too (and below 65,536)."""
+    low, high = _port_range()
     for _ in range(200):
-        port = random.randint(20_000, 50_000)
+        port = random.randint(low, high)
         if port_is_free(port) and port_is_free(port + BUS_OFFSET):
             return port
     raise RuntimeError("no free pair of loopback ports for a Redis Cluster node")
 
 
-def _start_node(stack: ExitStack, folder: Path, port: int) -> None:
-    node_dir = folder / str(port)
-    node_dir.mkdir()
-    args = [_redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(node_dir),
-            "--daemonize", "no", "--loglevel", "warning", "--save", "", "--appendonly", "no",
-            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", "5000"]  # fmt: skip
-    process = spawn(args, quiet=True)
-    stack.callback(stop, process, timeout=10)
-    wait_for_port(port)
+def _answering(port: int) -> bool:
+    """Whether a Redis server answers PING on the port (not just anything accepting connections)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _start_node(stack: ExitStack, folder: Path) -> int:
+    """One node on a free pair of ports; its port. A node that exits at once (its port was taken
+    after all) is replaced by one on another pair."""
+    for _ in range(NODE_TRIES):
+        port = _node_port()
+        node_dir = folder / str(port)
+        node_dir.mkdir(exist_ok=True)
+        args = [_redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(node_dir),
+                "--daemonize", "no", "--loglevel", "warning", "--save", "", "--appendonly", "no",
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", "5000"]  # fmt: skip
+        process = spawn(args, quiet=True)
+        stack.callback(stop, process, timeout=10)
+        deadline = time.monotonic() + LISTEN_TIMEOUT_S
+        while process.poll() is None and time.monotonic() < deadline:
+            if _answering(port):
+                return port
+            time.sleep(0.05)
+        if process.poll() is None:
+            raise RuntimeError(f"the Redis Cluster node on port {port} did not listen within {LISTEN_TIMEOUT_S}s")
+    raise RuntimeError(f"no Redis Cluster node started in {NODE_TRIES} tries (their ports were taken)")
 
 
 def _assign_slots(clients: list[redis.Redis]) -> None:
@@ -77,11 +116,7 @@ def redis_cluster(masters: int = 3) -> Iterator[str]:
         stack.callback(shutil.rmtree, folder, ignore_errors=True)
         ports: list[int] = []
         while len(ports) < masters:
-            port = _node_port()
-            if port not in ports:
-                ports.append(port)
-        for port in ports:
-            _start_node(stack, folder, port)
+            ports.append(_start_node(stack, folder))  # a running node's ports are no longer free
         clients = [redis.Redis(host="127.0.0.1", port=port) for port in ports]
         for client in clients:
             stack.callback(client.close)

@@ -5,6 +5,7 @@ down failing only its own slots, and every script call of the gateway on one slo
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -54,6 +55,23 @@ async def client(cluster_url: str) -> AsyncIterator[ClusterRedis]:
 def _commands(node: redis.Redis, name: str) -> int:
     stats: dict[str, Any] = node.info("commandstats")
     return int(stats.get(f"cmdstat_{name}", {}).get("calls", 0))
+
+
+def test_a_node_whose_port_was_taken_after_the_check_is_started_on_another(monkeypatch):
+    """The suite's own connections take local ports all the time: a node port taken between the check
+    and redis-server's bind makes that node exit at once; the cluster starts it on another pair."""
+    from devtools import redis_cluster as cluster_module
+
+    low, high = cluster_module._port_range()
+    assert high + cluster_module.BUS_OFFSET < int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))  # bound as an outgoing connection's local port is
+        picks = iter([taken.getsockname()[1]])
+        real = cluster_module._node_port
+        monkeypatch.setattr(cluster_module, "_node_port", lambda: next(picks, None) or real())
+        with redis_cluster(masters=1) as url:
+            assert redis.Redis.from_url(url).ping()
+            assert int(url.rsplit(":", 1)[1].split("/")[0]) != taken.getsockname()[1]
 
 
 def test_slots_are_the_ones_the_cluster_computes(cluster_url):
