@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,8 +63,8 @@ def test_a_node_whose_port_was_taken_after_the_check_is_started_on_another(monke
     and redis-server's bind makes that node exit at once; the cluster starts it on another pair."""
     from devtools import redis_cluster as cluster_module
 
-    low, high = cluster_module._port_range()
-    assert high + cluster_module.BUS_OFFSET < int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    assert cluster_module._port_range()[1] + cluster_module.BUS_OFFSET < ephemeral
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))  # bound as an outgoing connection's local port is
         picks = iter([taken.getsockname()[1]])
