@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from devtools.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = [{"role": "user", "content": "Tell me something about routing."}]
@@ -63,12 +64,6 @@ class Result:
     @property
     def chunks_per_s(self) -> float:
         return self.chunks / self.seconds if self.seconds else 0.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _pin(core: int) -> list[str]:
@@ -150,7 +145,7 @@ async def _run_case(
 
 
 async def _bench(total: int, concurrency: int, limit_s: float) -> list[Result]:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     profiles = Path(tempfile.mkdtemp()) / "neutral.yaml"
     profiles.write_text("# neutral behaviour: no configured faults, no drift\ndefaults: {}\n")

@@ -1,13 +1,36 @@
-"""Loopback ports for the servers the platform starts itself (dev stack, offline Stripe, tests)."""
+"""Loopback ports for the servers the platform starts itself (dev stack, offline Stripe, tests).
+
+A port picked for a server that binds it later is taken below the kernel's ephemeral range: the
+local port of an outgoing connection (a test suite opens thousands) comes from that range, and one
+could take the port between the pick and the server's bind.
+"""
 
 from __future__ import annotations
 
+import random
 import socket
 import time
+from pathlib import Path
+
+LOWEST = 10_000  # above the well-known and registered ports servers here commonly use
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+def ephemeral_start() -> int:
+    """Where the kernel's range of local ports for outgoing connections starts."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
+def free_port(below: int | None = None) -> int:
+    """A port free now, from LOWEST up to ``below`` (default: the ephemeral range's start)."""
+    top = (below if below is not None else ephemeral_start()) - 1
+    for _ in range(200 if top - LOWEST >= 1_000 else 0):
+        port = random.randint(LOWEST, top)
+        if port_is_free(port):
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # no room below the range: the kernel's pick
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 

@@ -9,7 +9,6 @@ The URL names one node; clients discover the rest (``redis.RedisCluster.from_url
 
 from __future__ import annotations
 
-import random
 import shutil
 import socket
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 import redis
 
 from devtools.devstack import _redis_binary
-from devtools.ports import port_is_free
+from devtools.ports import ephemeral_start, free_port, port_is_free
 from devtools.processes import spawn, stop
 
 SLOTS = 16_384
@@ -34,24 +33,11 @@ NODE_TRIES = 5  # a port taken between the check and redis-server's bind: anothe
 LISTEN_TIMEOUT_S = 15.0
 
 
-def _port_range() -> tuple[int, int]:
-    """Node ports whose bus ports stay below the kernel's ephemeral range: the local port of any
-    outgoing connection (the suite opens thousands) comes from that range and could take a port
-    between our check and redis-server's bind."""
-    try:
-        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        ephemeral = 32_768
-    top = ephemeral - 1 - BUS_OFFSET
-    return (10_000, top) if top - 10_000 >= 1_000 else (20_000, 50_000)
-
-
 def _node_port() -> int:
-    """A free port whose cluster-bus port is free too (and below 65,536)."""
-    low, high = _port_range()
+    """A free port whose cluster-bus port is free too, both below the ephemeral range (devtools.ports)."""
     for _ in range(200):
-        port = random.randint(low, high)
-        if port_is_free(port) and port_is_free(port + BUS_OFFSET):
+        port = free_port(below=ephemeral_start() - BUS_OFFSET)
+        if port_is_free(port + BUS_OFFSET):
             return port
     raise RuntimeError("no free pair of loopback ports for a Redis Cluster node")
 
