@@ -200,9 +200,14 @@ class LimitBoard:
         return self.assess_all([offering], tokens)[0]
 
     def gone(self, offering: OfferingSnapshot, tokens: int) -> bool:
-        """At the send: whether this request would now be refused. The router's picture is an await old
-        (admission's round trip) and concurrent calls may have taken the room it saw since."""
-        return self.enabled and offering.offering_id in self._by_offering and self.assess(offering, tokens).exhausted
+        """At the send: whether this request would now be refused (``assess``'s ``exhausted``, without the
+        forecast). The router's picture is an await old (admission's round trip) and concurrent calls
+        may have taken the room it saw since."""
+        load = self._by_offering.get(offering.offering_id)
+        if not self.enabled or load is None:
+            return False
+        requests, tokens_left, _ = self._left(load, offering, self._clock())
+        return (requests is not None and requests < 1) or (tokens_left is not None and tokens_left < tokens)
 
     def assess_all(self, offerings: list[OfferingSnapshot], tokens: int) -> list[Assessment]:
         """One clock read for all candidates; an offering's figures are cached until it sends or learns

@@ -255,3 +255,7 @@ def test_calls_planned_on_the_same_last_request_send_it_once():
     assert reached == ["a"]
     asyncio.run(both(last=True))
     assert reached == ["a", "a", "b"]  # the last candidate is sent, spent or not, as the router would
+    by_tokens = replace(OFFERING, rpm=None, tpm=1_000)  # and a TPM window's room, by the request's size
+    board.reset()
+    board.sent(5, 900)
+    assert board.gone(by_tokens, 101) and not board.gone(by_tokens, 100)
