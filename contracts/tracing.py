@@ -71,6 +71,11 @@ class ProcessTracer:
             self._tracer = self.provider.get_tracer(self.instrumentation)
         return self._tracer
 
+    @property
+    def current(self) -> Tracer | None:
+        """The tracer if one is made, without reading the settings (per task or per message)."""
+        return self._tracer
+
     def shutdown(self) -> None:
         provider, self.provider, self._tracer = self.provider, None, None
         if provider is not None:

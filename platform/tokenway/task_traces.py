@@ -9,48 +9,34 @@ a fork.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from celery.signals import task_postrun, task_prerun, worker_init, worker_process_shutdown, worker_shutdown
 
-from contracts.tracing import TraceSettings, make_provider
+from contracts.tracing import ProcessTracer, TraceSettings
 
 if TYPE_CHECKING:
     from opentelemetry.context import Token
     from opentelemetry.context.context import Context
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.trace import Span, Tracer
+    from opentelemetry.trace import Span
 
 
-@dataclass
-class TaskTraces:
-    provider: TracerProvider | None = None
-    tracer: Tracer | None = None
-    running: dict[str, tuple[Span, Token[Context]]] = field(default_factory=dict)  # by task id
-
-
-TRACES = TaskTraces()
+TRACES = ProcessTracer("tokenway-worker", "tokenway.tasks")
+RUNNING: dict[str, tuple[Span, Token[Context]]] = {}  # by task id
 
 
 def traces_install(*, settings: TraceSettings | None = None) -> bool:
     """Make the provider if traces are configured and none is made yet; True when tasks are traced."""
-    settings = settings or TraceSettings.from_env("tokenway-worker")
-    if TRACES.provider is None and settings.enabled:
-        TRACES.provider = make_provider(settings)
-        TRACES.tracer = TRACES.provider.get_tracer("tokenway.tasks")
-    return TRACES.tracer is not None
+    return TRACES.tracer(settings) is not None
 
 
 def traces_shutdown() -> None:
     """Export what is batched and stop tracing tasks."""
-    provider, TRACES.provider, TRACES.tracer = TRACES.provider, None, None
-    if provider is not None:
-        provider.shutdown()
+    TRACES.shutdown()
 
 
 def _started(task_id: str | None = None, task: Any = None, **_: Any) -> None:
-    tracer = TRACES.tracer
+    tracer = TRACES.current
     if tracer is None or task_id is None:
         return
     from opentelemetry import context, trace
@@ -62,11 +48,11 @@ def _started(task_id: str | None = None, task: Any = None, **_: Any) -> None:
         attributes={"celery.task_name": str(getattr(task, "name", "")), "celery.task_id": task_id,
                     "celery.queue": str(queue), "celery.retries": int(getattr(request, "retries", 0) or 0)},
     )  # fmt: skip
-    TRACES.running[task_id] = (span, context.attach(trace.set_span_in_context(span)))
+    RUNNING[task_id] = (span, context.attach(trace.set_span_in_context(span)))
 
 
 def _ended(task_id: str | None = None, state: str | None = None, **_: Any) -> None:
-    entry = TRACES.running.pop(task_id or "", None)
+    entry = RUNNING.pop(task_id or "", None)
     if entry is None:
         return
     from opentelemetry import context

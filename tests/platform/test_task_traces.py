@@ -11,7 +11,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 
 from metering.tasks import usage_ingest_task
-from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan
+from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to_receiver
 from tests.waiting import poll_until
 from tokenway import task_traces
 from tokenway.celery import app
@@ -21,12 +21,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
-    server = OtlpReceiver()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
-    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-    yield server
-    task_traces.traces_shutdown()
-    server.stop()
+    with exporting_to_receiver(monkeypatch, task_traces.TRACES, None) as server:
+        yield server
 
 
 def test_each_task_run_is_one_span_named_after_the_task(receiver, redis_client):
@@ -45,7 +41,7 @@ def test_each_task_run_is_one_span_named_after_the_task(receiver, redis_client):
     assert span.service == "tokenway-worker" and span.parent_span_id == ""
     assert span.attributes["celery.state"] == "SUCCESS"
     assert span.attributes["celery.queue"] == "metering"
-    assert not task_traces.TRACES.running
+    assert not task_traces.RUNNING
 
 
 def test_a_worker_with_traces_disabled_sends_nothing(receiver, monkeypatch, redis_client):

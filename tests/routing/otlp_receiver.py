@@ -139,14 +139,18 @@ class OtlpReceiver:
 
 
 @contextmanager
-def exporting_to_receiver(monkeypatch: Any, holder: ProcessTracer, service: str) -> Iterator[OtlpReceiver]:
+def exporting_to_receiver(monkeypatch: Any, holder: ProcessTracer, service: str | None) -> Iterator[OtlpReceiver]:
     """A receiver the process's traces for ``holder`` go to while the block runs (a provider another
-    test left, exporting elsewhere, is shut down before and after)."""
+    test left, exporting elsewhere, is shut down before and after); ``service`` None: the part's own
+    default service name."""
     holder.shutdown()
     server = OtlpReceiver()
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", server.endpoint)
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-    monkeypatch.setenv("OTEL_SERVICE_NAME", service)
+    if service is None:
+        monkeypatch.delenv("OTEL_SERVICE_NAME", raising=False)
+    else:
+        monkeypatch.setenv("OTEL_SERVICE_NAME", service)
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
     try:
         yield server
