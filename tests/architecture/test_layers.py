@@ -3,43 +3,18 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import tomllib
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
-
-
-def _lint(cwd: Path, pythonpath: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": pythonpath}
-    return subprocess.run([str(LINT_IMPORTS)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+from tests.architecture.import_lint import ROOT, broken, empty_packages, lint
 
 
 def test_the_tree_keeps_every_layer_contract():
-    result = _lint(ROOT, f"{ROOT}{os.pathsep}{ROOT / 'platform'}")
+    result = lint(ROOT, f"{ROOT}{os.pathsep}{ROOT / 'platform'}")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
 
 
-def _empty_packages(tmp_path: Path) -> None:
-    """Every root package of the contracts, empty, with this tree's pyproject.toml."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    for package in config["root_packages"]:
-        (tmp_path / package).mkdir()
-        (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "tokenway" / "asgi.py").write_text("import frontend.ws_urls\n")  # the one allowed import
-    (tmp_path / "frontend" / "ws_urls.py").write_text("")
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
-
-
-def _broken(stdout: str) -> int:
-    return int(stdout.rsplit("kept, ", 1)[1].split(" broken", 1)[0])
-
-
 def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_breaks_the_build(tmp_path):
-    _empty_packages(tmp_path)
+    empty_packages(tmp_path)
     (tmp_path / "routing" / "handler.py").write_text("import django.db\nfrom metering import models\n")
     (tmp_path / "metering" / "models.py").write_text("")
     (tmp_path / "metering" / "views.py").write_text("import frontend\n")
@@ -48,7 +23,7 @@ def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_brea
     (tmp_path / "frontend" / "views.py").write_text(
         "from metering import models\nfrom metering import selectors\nfrom tenants import services\n"
     )
-    result = _lint(tmp_path, str(tmp_path))
+    result = lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
     assert "routing.handler -> django (l.1)" in result.stdout
     assert "routing.handler -> metering.models (l.2)" in result.stdout
@@ -56,37 +31,37 @@ def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_brea
     assert "frontend.views -> metering.models (l.1)" in result.stdout
     assert "frontend.views -> metering.selectors" not in result.stdout  # selectors and services are the way in
     assert "frontend.views -> tenants.services" not in result.stdout
-    assert _broken(result.stdout) == 3
+    assert broken(result.stdout) == 3
 
 
 def test_product_code_importing_the_dev_tooling_or_a_fake_breaks_the_build(tmp_path):
-    _empty_packages(tmp_path)
+    empty_packages(tmp_path)
     (tmp_path / "devtools" / "ports.py").write_text("")
     (tmp_path / "fakes" / "stripe_meter.py").write_text("")
     (tmp_path / "tokenway" / "settings.py").write_text("from devtools import ports\n")
     (tmp_path / "metering" / "billing.py").write_text("import fakes.stripe_meter\n")
     (tmp_path / "devtools" / "runall.py").write_text("import tokenway.settings\nimport fakes.stripe_meter\n")  # allowed
-    result = _lint(tmp_path, str(tmp_path))
+    result = lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
     assert "tokenway.settings -> devtools.ports (l.1)" in result.stdout
     assert "metering.billing -> fakes.stripe_meter (l.1)" in result.stdout
     assert "devtools.runall ->" not in result.stdout
-    assert _broken(result.stdout) == 1
+    assert broken(result.stdout) == 1
 
 
 def test_a_cycle_between_platform_apps_breaks_the_build(tmp_path):
-    _empty_packages(tmp_path)
+    empty_packages(tmp_path)
     (tmp_path / "publishing" / "keys.py").write_text("import apikeys.models\nimport credentials.selectors\n")
     (tmp_path / "apikeys" / "models.py").write_text("import tenants.models\n")
     (tmp_path / "credentials" / "selectors.py").write_text("")
     (tmp_path / "tenants" / "models.py").write_text("import outbox.services\n")
     (tmp_path / "outbox" / "services.py").write_text("")
-    result = _lint(tmp_path, str(tmp_path))
+    result = lint(tmp_path, str(tmp_path))
     assert result.returncode == 0, result.stdout[-2000:]  # downward imports only: kept
     (tmp_path / "tenants" / "services.py").write_text("import publishing.keys\n")  # "publish keys" from tenants
     (tmp_path / "credentials" / "services.py").write_text("import apikeys.models\n")  # siblings are independent
-    result = _lint(tmp_path, str(tmp_path))
+    result = lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
     assert "tenants.services -> publishing.keys (l.1)" in result.stdout
     assert "credentials.services -> apikeys.models (l.1)" in result.stdout
-    assert _broken(result.stdout) == 1
+    assert broken(result.stdout) == 1

@@ -9,9 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.architecture.test_layers import _broken
-from tests.architecture.test_layers import _empty_packages as empty_packages
-from tests.architecture.test_layers import _lint as lint
+from tests.architecture.import_lint import broken, empty_packages, lint
 
 # The chain money moves down today, each module importing the next at its top.
 DOWNWARD = {
@@ -40,7 +38,7 @@ def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
 def test_the_chain_downwards_keeps_every_contract(tmp_path):
     result = _lint(_tree(tmp_path))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert _broken(result.stdout) == 0
+    assert broken(result.stdout) == 0
 
 
 def test_the_old_cycle_hidden_in_a_function_body_breaks_the_build(tmp_path):
@@ -52,7 +50,7 @@ def test_the_old_cycle_hidden_in_a_function_body_breaks_the_build(tmp_path):
     assert result.returncode == 1
     assert "metering.shortfall is not allowed to import metering.services" in result.stdout
     assert "metering.shortfall -> metering.services (l.2)" in result.stdout
-    assert _broken(result.stdout) == 1
+    assert broken(result.stdout) == 1
 
 
 def test_the_avail_counter_reaching_up_to_the_consoles_breaks_the_build(tmp_path):
@@ -61,7 +59,7 @@ def test_the_avail_counter_reaching_up_to_the_consoles_breaks_the_build(tmp_path
     result = _lint(tree)
     assert result.returncode == 1
     assert "metering.available -> metering.live (l.1)" in result.stdout
-    assert _broken(result.stdout) == 1
+    assert broken(result.stdout) == 1
 
 
 def test_a_metering_module_without_a_place_in_the_layers_breaks_the_build(tmp_path):
@@ -71,4 +69,4 @@ def test_a_metering_module_without_a_place_in_the_layers_breaks_the_build(tmp_pa
     assert result.returncode == 1
     assert "- metering.credits_extra" in result.stdout
     assert "every child of every container" in result.stdout.replace("\n", " ")
-    assert _broken(result.stdout) == 1
+    assert broken(result.stdout) == 1
