@@ -35,9 +35,10 @@ LISTEN_TIMEOUT_S = 15.0
 
 def _node_port() -> int:
     """A free port whose cluster-bus port is free too, both below the ephemeral range (devtools.ports)."""
+    below = ephemeral_start() - BUS_OFFSET
     for _ in range(200):
-        port = free_port(below=ephemeral_start() - BUS_OFFSET)
-        if port_is_free(port + BUS_OFFSET):
+        port = free_port(below=below)
+        if port + BUS_OFFSET < 65_536 and port_is_free(port + BUS_OFFSET):
             return port
     raise RuntimeError("no free pair of loopback ports for a Redis Cluster node")
 
