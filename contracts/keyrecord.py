@@ -50,6 +50,9 @@ class KeyRecord:
     # Markup applied by metering; carried so the gateway can hold the tenant price.
     markup_bps: int = 0  # basis points on top of provider cost
     postpaid: bool = False
+    # The tenant's monthly spend limit (every key together), checked in admission with open holds counted.
+    # Added in place (same version): a record written before it reads as "no limit".
+    tenant_monthly_spend_limit_micros: int | None = None
     version: int = KEY_RECORD_VERSION
 
     def to_json(self) -> bytes:
@@ -60,6 +63,8 @@ class KeyRecord:
         data: dict[str, Any] = orjson.loads(raw)
         if data.get("version") != KEY_RECORD_VERSION:
             raise ValueError(f"unsupported key record version {data.get('version')!r}")
+        # A field a newer platform added is ignored, so records can gain fields without a version bump.
+        data = {name: value for name, value in data.items() if name in _FIELDS}
         data["key_limits"] = Limits(**data["key_limits"])
         data["tenant_limits"] = Limits(**data["tenant_limits"])
         routing = data["tenant_routing"]
@@ -72,3 +77,6 @@ class KeyRecord:
             if data[name] is not None:
                 data[name] = tuple(data[name])
         return cls(**data)
+
+
+_FIELDS = frozenset(KeyRecord.__dataclass_fields__)

@@ -95,6 +95,40 @@ def key_month_spend(tenant_id: int, key_id: int, yyyymm: str) -> str:
     return f"{PREFIX}{tenant_tag(tenant_id)}:kspend:{key_id}:{yyyymm}"
 
 
+# A month's spend counter outlives the month by a few days for reconciliation.
+MONTH_SPEND_TTL_S = 40 * 86400
+
+
+def tenant_month_spend(tenant_id: int, yyyymm: str) -> str:
+    """Charges the gateway settled for the tenant this month (UTC), every key together: its monthly
+    spend limit is checked against it. Seeded from the ledger when missing (metering.spend_counters)."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:tspend:{yyyymm}"
+
+
+def tenant_held(tenant_id: int) -> str:
+    """Hash of the micro-units open holds take from the monthly limits: field ``tenant`` (every key) and
+    ``k:<key_id>`` (one key). Admission adds a hold; settlement or the hold reaper, whichever removes the
+    hold, takes it off again (see ``tenant_hold_keys``)."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:held"
+
+
+HELD_KEY_PREFIX = "k:"
+
+
+def held_key_field(key_id: int) -> str:
+    return f"{HELD_KEY_PREFIX}{key_id}"
+
+
+HELD_TENANT_FIELD = "tenant"
+
+
+def tenant_hold_keys(tenant_id: int) -> str:
+    """Hash hold_id -> key_id of the holds counted in ``tenant_held``. A hold is taken off the counters
+    only by whoever removes its entry here, so it is taken off once; a hold without an entry (placed
+    before the counters existed) was never counted and is not taken off."""
+    return f"{PREFIX}{tenant_tag(tenant_id)}:holds:key"
+
+
 def rate_window(tenant_id: int, scope: str, minute: int) -> str:
     """Requests/tokens counted in one minute window; scope is 'tenant' or 'key:<id>'."""
     return f"{PREFIX}{tenant_tag(tenant_id)}:rl:{scope}:{minute}"

@@ -55,3 +55,13 @@ def _notify(alert: SpendAlert, spent: int) -> None:
     )
     if alert.email:
         send_mail("Tokenway spend alert", message, None, [alert.email], fail_silently=True)
+
+
+def month_spend_by_key(*, tenant_id: int, now: datetime | None = None) -> dict[int, int]:
+    """What the ledger booked this month (UTC), per key id (keys with a charge only)."""
+    rows = (
+        UsageRecord.objects.filter(tenant_id=tenant_id, finished_at__gte=month_start(now), charge_micros__gt=0)
+        .values("key_id")
+        .annotate(spent=Sum("charge_micros"))
+    )
+    return {int(row["key_id"]): int(row["spent"]) for row in rows}

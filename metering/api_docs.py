@@ -46,6 +46,10 @@ class CurrentKeyOut(_Out):
     prefix = serializers.CharField()
     limits = CurrentKeyLimitsOut()
     spend_this_month_micros = serializers.IntegerField()
+    held_micros = serializers.IntegerField(help_text="open holds of this key's calls in flight (may still be charged)")
+    budget_remaining_micros = serializers.IntegerField(
+        allow_null=True, help_text="monthly budget - settled spend - open holds; null without a budget"
+    )
 
 
 class CurrentKeyTenantOut(_Out):
@@ -56,6 +60,10 @@ class CurrentKeyTenantOut(_Out):
     spendable_micros = serializers.IntegerField()
     spend_this_month_micros = serializers.IntegerField()
     monthly_spend_limit_micros = serializers.IntegerField(allow_null=True)
+    held_micros = serializers.IntegerField(help_text="open holds of every key's calls in flight")
+    spend_limit_remaining_micros = serializers.IntegerField(
+        allow_null=True, help_text="monthly spend limit - settled spend - open holds; null without a limit"
+    )
 
 
 class CurrentKeySummaryOut(_Out):

@@ -19,7 +19,16 @@ from typing import Any
 
 import redis
 
-from contracts.redis_keys import HOLD_EXPIRIES, PREFIX, tenant_available, tenant_hold_expiries, tenant_holds
+from contracts.redis_keys import (
+    HELD_KEY_PREFIX,
+    HOLD_EXPIRIES,
+    PREFIX,
+    tenant_available,
+    tenant_held,
+    tenant_hold_expiries,
+    tenant_hold_keys,
+    tenant_holds,
+)
 
 # KEYS: avail, holds, expiries. ARGV: hold_id, amount, expires_at, member.
 _HOLD_PLACE = """
@@ -32,13 +41,23 @@ redis.call('ZADD', KEYS[3], ARGV[3], ARGV[4])
 return 1
 """
 
-# KEYS: avail, holds, expiries. ARGV: hold_id, charge, member. Only the caller that removes the hold settles it.
+# KEYS: avail, holds, expiries, held by open holds (monthly limits), hold -> key id.
+# ARGV: hold_id, charge, member, the held hash's key field prefix.
+# Only the caller that removes the hold settles it. Race: the reaper and the gateway's settle.lua on
+# an expired hold; the HDEL that wins gives the hold back to avail and takes it off the monthly limits'
+# held counters (the key's and the tenant's), so both are given back exactly once, whoever wins.
 _HOLD_SETTLE = """
 local held = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '-1')
 if held < 0 then return 0 end
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then
   redis.call('INCRBY', KEYS[1], held - tonumber(ARGV[2]))
   redis.call('ZREM', KEYS[3], ARGV[3])
+  local key_id = redis.call('HGET', KEYS[5], ARGV[1])
+  if key_id and redis.call('HDEL', KEYS[5], ARGV[1]) == 1 then
+    for _, name in ipairs({ARGV[4] .. key_id, 'tenant'}) do
+      if redis.call('HINCRBY', KEYS[4], name, -held) <= 0 then redis.call('HDEL', KEYS[4], name) end
+    end
+  end
   return 1
 end
 return 0
@@ -61,9 +80,14 @@ def hold_place(client: redis.Redis, *, tenant_id: int, hold_id: str, amount_micr
 
 
 def hold_settle(client: redis.Redis, *, tenant_id: int, hold_id: str, charge_micros: int) -> bool:
-    """Release the hold and keep the actual charge; False when it was already settled or reaped."""
-    keys = [tenant_available(tenant_id), tenant_holds(tenant_id), tenant_hold_expiries(tenant_id)]
-    return bool(client.eval(_HOLD_SETTLE, 3, *keys, hold_id, charge_micros, _member(tenant_id, hold_id)))
+    """Release the hold and keep the actual charge; False when it was already settled or reaped.
+    What the hold counted against the key's budget and the tenant's spend limit is released with it."""
+    keys = [
+        tenant_available(tenant_id), tenant_holds(tenant_id), tenant_hold_expiries(tenant_id),
+        tenant_held(tenant_id), tenant_hold_keys(tenant_id),
+    ]  # fmt: skip
+    member = _member(tenant_id, hold_id)
+    return bool(client.eval(_HOLD_SETTLE, len(keys), *keys, hold_id, charge_micros, member, HELD_KEY_PREFIX))
 
 
 def holds_reap(client: redis.Redis, *, tenant_ids: Iterable[int] | None = None, now: float | None = None) -> int:

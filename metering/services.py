@@ -17,6 +17,7 @@ from metering.available import tenant_spendable_micros as tenant_spendable_micro
 from metering.ledger import JournalSpec, journals_post, tenant_account_balance
 from metering.live import tenant_push
 from metering.models import AccountKind, SpendAlert
+from metering.spend_counters import month_spend_counters_ensure as month_spend_counters_ensure  # re-exported
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ from metering.selectors import (
     cache_savings_micros,
     generation_get,
     generations_list,
+    spend_limits_left,
     tenant_balance_micros,
     tenant_invoices,
     tenant_month_spend_micros,
@@ -34,6 +35,14 @@ def balance_micros(*, tenant_id: int) -> int | None:
 
 def month_spend_micros(*, tenant_id: int) -> int:
     return int(tenant_month_spend_micros(tenant_id=tenant_id))
+
+
+def limits_left(*, tenant: Any, keys: list[Any]) -> tuple[Any, dict[int, Any]]:
+    """The tenant's monthly spend limit and each key's monthly budget: limit, spent, held, remaining."""
+    return spend_limits_left(
+        tenant_id=tenant.pk, tenant_limit_micros=tenant.monthly_spend_limit_micros,
+        key_budgets={key.pk: key.monthly_budget_micros for key in keys if key.monthly_budget_micros is not None},
+    )  # fmt: skip
 
 
 def _row(row: dict[str, Any], label: Any) -> dict[str, Any]:

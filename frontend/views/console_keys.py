@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from apikeys.selectors import ApiKey, tenant_key_get, tenant_keys
 from apikeys.services import IssuedKey, api_key_issue, api_key_revoke, api_key_rotate
+from frontend.data.metering import limits_left
 from frontend.forms import KeyForm, usd_to_micros
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
 from tenants.permissions import Action, can
@@ -31,8 +32,10 @@ def _may_manage(membership: Membership, key: ApiKey) -> bool:
 def _page(request: HttpRequest, membership: Membership, form: KeyForm, issued: IssuedKey | None = None) -> HttpResponse:
     keys = list(tenant_keys(membership=membership))
     now = timezone.now()
+    _, budgets = limits_left(tenant=membership.tenant, keys=keys)
     for key in keys:
         key.manageable = _may_manage(membership, key)  # type: ignore[attr-defined]
+        key.budget = budgets.get(key.pk)  # type: ignore[attr-defined]
         key.expired = key.expires_at is not None and key.expires_at <= now  # type: ignore[attr-defined]
     return render_console(
         request, membership, "frontend/console/keys.html", "keys", keys=keys, form=form, issued=issued

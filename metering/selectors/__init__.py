@@ -14,6 +14,8 @@ from metering.selectors.generations import generation_costs_get as generation_co
 from metering.selectors.generations import generation_get as generation_get
 from metering.selectors.generations import generations_list as generations_list
 from metering.selectors.generations import key_summary as key_summary
+from metering.selectors.limits_left import MonthlyLimit as MonthlyLimit
+from metering.selectors.limits_left import spend_limits_left as spend_limits_left
 from metering.selectors.operations import DISPUTE_LOST as DISPUTE_LOST
 from metering.selectors.operations import OPS_TENANTS_SHOWN as OPS_TENANTS_SHOWN
 from metering.selectors.operations import REFUNDED as REFUNDED

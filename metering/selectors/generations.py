@@ -16,6 +16,7 @@ from metering.ledger import tenant_account_balance
 from metering.models import (
     UsageRecord,
 )
+from metering.selectors.limits_left import spend_limits_left
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -182,8 +183,14 @@ def _filter_kwargs(where: GenerationFilter) -> dict[str, Any]:
 
 
 def key_summary(*, api_key: Any) -> dict[str, Any]:
-    """GET /api/v1/key: the key's limits and month spend, the tenant's balance."""
+    """GET /api/v1/key: the key's limits and month spend, the tenant's balance, and what is left of the
+    key's monthly budget and the tenant's monthly spend limit with open holds counted (as admission counts)."""
     tenant: Tenant = api_key.tenant
+    tenant_left, keys_left = spend_limits_left(
+        tenant_id=tenant.pk, tenant_limit_micros=tenant.monthly_spend_limit_micros,
+        key_budgets={api_key.pk: api_key.monthly_budget_micros},
+    )  # fmt: skip
+    key_left = keys_left[api_key.pk]
     start = month_start()
     key_spend = UsageRecord.objects.filter(tenant=tenant, key_id=api_key.pk, finished_at__gte=start).aggregate(
         s=Sum("charge_micros")
@@ -202,6 +209,8 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
                 "monthly_budget_micros": api_key.monthly_budget_micros,
             },
             "spend_this_month_micros": int(key_spend or 0),
+            "held_micros": key_left.held_micros,
+            "budget_remaining_micros": key_left.remaining_micros,
         },
         "tenant": {
             "slug": tenant.slug,
@@ -211,5 +220,7 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
             "spendable_micros": balance + (tenant.credit_limit_micros if postpaid else 0),
             "spend_this_month_micros": tenant_month_spend_micros(tenant_id=tenant.pk),
             "monthly_spend_limit_micros": tenant.monthly_spend_limit_micros,
+            "held_micros": tenant_left.held_micros,
+            "spend_limit_remaining_micros": tenant_left.remaining_micros,
         },
     }

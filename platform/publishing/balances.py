@@ -1,4 +1,4 @@
-"""The gateway's spendable-balance counters, from metering's ledger.
+"""The gateway's spendable-balance and month spend counters, from metering's ledger.
 
 Initialising is idempotent by itself (SET NX). A credit-limit change moves the counter by its difference
 (INCRBY: a SET from the ledger would lose the holds and charges not yet ingested), which is not: the
@@ -8,7 +8,7 @@ outbox row's id is recorded in the same Lua call, so a row drained twice moves t
 from __future__ import annotations
 
 from contracts import redis_keys
-from metering.services import tenant_available_ensure
+from metering.services import month_spend_counters_ensure, tenant_available_ensure
 from tenants.models import Tenant
 from tokenway.redis_client import get_redis
 
@@ -29,6 +29,13 @@ def applied_marker(tenant_id: int, change_id: int) -> str:
 
 def balance_ensure(*, tenant: Tenant) -> None:
     tenant_available_ensure(tenant=tenant)
+    month_spend_counters_ensure(tenant=tenant)
+
+
+def spend_counters_ensure(*, tenant: Tenant) -> None:
+    """Before a limit the gateway checks against them is published: the month spend counters at least
+    at the ledger's (a missing one would read as nothing spent)."""
+    month_spend_counters_ensure(tenant=tenant)
 
 
 def balance_adjust_once(*, tenant: Tenant, delta_micros: int, change_id: int) -> bool:
@@ -48,8 +55,8 @@ def balance_adjust_once(*, tenant: Tenant, delta_micros: int, change_id: int) ->
 
 
 def balances_ensure_all() -> int:
-    """Every tenant's counter, where Redis lost it (restart without persistence, first start)."""
+    """Every tenant's counters, where Redis lost them (restart without persistence, first start)."""
     tenants = list(Tenant.objects.all())
     for tenant in tenants:
-        tenant_available_ensure(tenant=tenant)
+        balance_ensure(tenant=tenant)
     return len(tenants)

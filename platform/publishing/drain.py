@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from apikeys.models import ApiKey
 from outbox.models import OutboxRow, Topic
-from publishing.balances import balance_adjust_once, balance_ensure
+from publishing.balances import balance_adjust_once, balance_ensure, spend_counters_ensure
 from publishing.catalog_snapshot import publish_catalog
 from publishing.keys import publish_all_keys, publish_key, publish_tenant_keys
 from tenants.models import Tenant
@@ -41,6 +41,7 @@ def _publish(row: OutboxRow) -> None:
             publish_key(api_key)
     elif row.tenant_id is not None and (tenant := Tenant.objects.filter(pk=row.tenant_id).first()):
         if row.topic == Topic.TENANT_KEYS:
+            spend_counters_ensure(tenant=tenant)  # a new spend limit counts what was spent before it
             publish_tenant_keys(tenant)
         elif row.topic == Topic.BALANCE_ENSURE:
             balance_ensure(tenant=tenant)

@@ -60,6 +60,7 @@ def key_record_for(api_key: ApiKey, *, byok: dict[str, str] | None = None) -> Ke
         byok_base_urls=byok_base_urls_for_tenant(tenant_id=tenant.pk),
         markup_bps=tenant.markup_bps,
         postpaid=tenant.billing_mode == BillingMode.POSTPAID,
+        tenant_monthly_spend_limit_micros=tenant.monthly_spend_limit_micros,
     )
 
 

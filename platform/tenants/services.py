@@ -24,6 +24,7 @@ GATEWAY_FIELDS = frozenset(
         "max_concurrency",
         "billing_mode",
         "markup_bps",
+        "monthly_spend_limit_micros",
     }
 )
 

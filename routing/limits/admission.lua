@@ -4,14 +4,16 @@
 --       4 tenant concurrency zset      5 key month spend      6 tenant available
 --       7 tenant holds hash            8 tenant's hold expiries zset (scanned by the reaper)
 --       9 key rate window of the previous minute   10 tenant rate window of the previous minute
+--       11 tenant month spend   12 held by open holds (hash: tenant, k:<key_id>)   13 hold -> key id (hash)
 -- ARGV: 1 now  2 key rpm  3 tenant rpm  4 key tpm  5 tenant tpm  6 key conc  7 tenant conc
---       8 tokens reserved  9 lease id  10 lease expiry  11 monthly budget (-1 = none)
+--       8 tokens reserved  9 lease id  10 lease expiry  11 key monthly budget (-1 = none)
 --       12 hold micros  13 hold id  14 hold member "<tid>:<hold_id>"  15 hold expiry
---       16 seconds left in the minute window
+--       16 seconds left in the minute window  17 tenant monthly spend limit (-1 = none)
+--       18 the key's field in KEYS[12] ("k:<key_id>")  19 key id
 -- Every key carries the tenant's hash tag: one cluster slot.
 -- Returns {0, 0} admitted, or {code, retry_after_seconds} refused (nothing written):
 --   1 key rpm  2 tenant rpm  3 key tpm  4 tenant tpm  5 key conc  6 tenant conc
---   7 key budget  8 tenant balance
+--   7 key budget  8 tenant balance  9 tenant monthly spend limit
 --
 -- RPM and TPM are sliding windows of 60 s, estimated from two minute counters: what this minute
 -- counted plus the previous minute's count weighted by the share of it still inside the last 60 s.
@@ -23,7 +25,12 @@
 -- * two requests both taking the last concurrency slot;
 -- * two requests both holding the same last dollars of the tenant's balance
 --   (GET avail then DECRBY from another process would overdraw it);
--- * a refusal that had already counted the request in a window or taken a lease.
+-- * a refusal that had already counted the request in a window or taken a lease;
+-- * many requests of one key (or tenant) admitted at once, each comparing only the settled spend
+--   plus its own hold with the monthly budget (or spend limit): all of them fit, none had settled
+--   yet, and together they spent the budget many times over. Every open hold is counted (KEYS[12],
+--   moved in this script, settle.lua and metering's hold reaper), so the holds admitted together
+--   fit the budget together.
 local now = tonumber(ARGV[1])
 local window_left = tonumber(ARGV[16])
 
@@ -75,8 +82,14 @@ if tenant_conc > 0 then
 end
 
 local hold = tonumber(ARGV[12])
-local budget = tonumber(ARGV[11])
-if budget >= 0 and tonumber(redis.call('GET', KEYS[5]) or '0') + hold > budget then return {7, 0} end
+local key_field = ARGV[18]
+-- Settled spend + what every open hold may still spend + this hold, against a monthly limit.
+local function over(limit, spend_key, held_field)
+  if limit < 0 then return false end
+  return tonumber(redis.call('GET', spend_key) or '0') + field(KEYS[12], held_field) + hold > limit
+end
+if over(tonumber(ARGV[11]), KEYS[5], key_field) then return {7, 0} end
+if over(tonumber(ARGV[17]), KEYS[11], 'tenant') then return {9, 0} end
 if hold > 0 and hold > tonumber(redis.call('GET', KEYS[6]) or '0') then return {8, 0} end
 
 -- Admitted: count, lease, hold.
@@ -92,5 +105,8 @@ if hold > 0 then
   redis.call('DECRBY', KEYS[6], hold)
   redis.call('HSET', KEYS[7], ARGV[13], hold)
   redis.call('ZADD', KEYS[8], tonumber(ARGV[15]), ARGV[14])
+  redis.call('HINCRBY', KEYS[12], key_field, hold)
+  redis.call('HINCRBY', KEYS[12], 'tenant', hold)
+  redis.call('HSET', KEYS[13], ARGV[13], ARGV[19])
 end
 return {0, 0}

@@ -12,7 +12,7 @@ from routing.errors import GatewayError
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.redis_pipe import Arg, PipelinedRedis
 
-MONTH_SPEND_TTL_S = 40 * 86400  # a month's spend outlives the month by a few days for reconciliation
+MONTH_SPEND_TTL_S = rk.MONTH_SPEND_TTL_S  # a month's spend outlives the month by a few days for reconciliation
 
 _REFUSALS = {
     1: (429, "key_rate_limited", "API key request rate limit (RPM) exceeded."),
@@ -23,6 +23,7 @@ _REFUSALS = {
     6: (429, "tenant_concurrency_limited", "Too many concurrent requests for this organisation."),
     7: (402, "key_budget_exceeded", "This API key's monthly budget is exhausted."),
     8: (402, "insufficient_balance", "Insufficient balance for the worst-case cost of this request."),
+    9: (402, "tenant_spend_limit_exceeded", "This organisation's monthly spend limit is reached."),
 }
 # While Redis is being repopulated after losing its data, a missing balance reads as 0: not the
 # tenant's fault, so the refusal is a retryable 503 instead of "insufficient balance".
@@ -52,6 +53,11 @@ def _limit(value: int | None) -> int:
     return value if value and value > 0 else 0
 
 
+def _monthly(value: int | None) -> int:
+    """A monthly amount for the script: -1 = no limit (0 is a limit: nothing may be spent)."""
+    return value if value is not None else -1
+
+
 async def admit(
     redis: PipelinedRedis, record: KeyRecord, *, tokens: int, hold_micros: int, lifetime_s: float,
     rebuilding: bool = False, now: float | None = None,
@@ -70,13 +76,13 @@ async def admit(
         hold_micros,
     )
     keys = _keys(adm)
-    budget = record.monthly_budget_micros if record.monthly_budget_micros is not None else -1
     args: list[Arg] = [
         repr(now), _limit(record.key_limits.rpm), _limit(record.tenant_limits.rpm),
         _limit(record.key_limits.tpm), _limit(record.tenant_limits.tpm),
         _limit(record.key_limits.max_concurrency), _limit(record.tenant_limits.max_concurrency),
-        tokens, adm.lease_id, repr(now + lifetime_s), budget, hold_micros, hold_id, adm.hold_member,
-        repr(now + lifetime_s), 60 - int(now % 60),
+        tokens, adm.lease_id, repr(now + lifetime_s), _monthly(record.monthly_budget_micros), hold_micros, hold_id,
+        adm.hold_member, repr(now + lifetime_s), 60 - int(now % 60),
+        _monthly(record.tenant_monthly_spend_limit_micros), rk.held_key_field(adm.key_id), adm.key_id,
     ]  # fmt: skip
     code, retry_after = await ADMISSION.run(redis, keys, args)
     if code:
@@ -99,6 +105,9 @@ def _keys(adm: Admission) -> list[str]:
         rk.tenant_hold_expiries(tid),
         rk.rate_window(tid, key_scope, adm.minute - 1),
         rk.rate_window(tid, "tenant", adm.minute - 1),
+        rk.tenant_month_spend(tid, adm.month),
+        rk.tenant_held(tid),
+        rk.tenant_hold_keys(tid),
     ]
 
 
@@ -110,10 +119,11 @@ def settle_call(adm: Admission, *, charge_micros: int, tokens_used: int) -> tupl
         rk.key_month_spend(tid, adm.key_id, adm.month),
         rk.concurrency(tid, key_scope), rk.concurrency(tid, "tenant"),
         rk.rate_window(tid, key_scope, adm.minute), rk.rate_window(tid, "tenant", adm.minute),
+        rk.tenant_month_spend(tid, adm.month), rk.tenant_held(tid), rk.tenant_hold_keys(tid),
     ]  # fmt: skip
     args: list[Arg] = [
         adm.hold_id, adm.hold_micros, charge_micros, adm.hold_member, adm.lease_id,
-        tokens_used - adm.tokens_reserved, MONTH_SPEND_TTL_S,
+        tokens_used - adm.tokens_reserved, MONTH_SPEND_TTL_S, rk.held_key_field(adm.key_id),
     ]  # fmt: skip
     return keys, args
 

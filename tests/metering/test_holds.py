@@ -32,6 +32,11 @@ async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
         rk.tenant_available(tenant_id),
         rk.tenant_holds(tenant_id),
         rk.tenant_hold_expiries(tenant_id),
+        rk.rate_window(tenant_id, "key:1", int(now // 60) - 1),
+        rk.rate_window(tenant_id, "tenant", int(now // 60) - 1),
+        rk.tenant_month_spend(tenant_id, "202601"),
+        rk.tenant_held(tenant_id),
+        rk.tenant_hold_keys(tenant_id),
     ]
     args: list[Any] = [
         now,
@@ -50,6 +55,9 @@ async def _admit(client: aredis.Redis, tenant_id: int, n: int) -> int:
         f"{tenant_id}:h{n}",
         now + 60,
         30,
+        -1,
+        rk.held_key_field(1),
+        1,
     ]
     code, _ = await client.eval(ADMISSION.source, len(keys), *keys, *args)
     return int(code)
