@@ -63,7 +63,8 @@ def _state(r: redis.Redis) -> dict[Any, Any]:
 
 
 def _held(r: redis.Redis) -> dict[str, int]:
-    return {name.decode(): int(value) for name, value in r.hgetall(rk.tenant_held(TID)).items()}
+    fields: dict[bytes, bytes] = r.hgetall(rk.tenant_held(TID))  # type: ignore[assignment]
+    return {name.decode(): int(value) for name, value in fields.items()}
 
 
 def _month() -> str:
