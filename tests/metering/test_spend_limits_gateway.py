@@ -126,8 +126,8 @@ def test_a_1_micro_limit_with_spend_booked_refuses_within_a_second_and_books_not
     spent = UsageRecord.objects.get(tenant=tenant).charge_micros
     month_spend = rk.tenant_month_spend(tenant.pk, datetime.now(tz=UTC).strftime("%Y%m"))
     redis_client.delete(month_spend)  # as after Redis lost it: the limit's publication seeds it from the ledger
+    tenant_update(tenant=tenant, monthly_spend_limit_micros=1)  # committed and published when it returns
     changed = time.monotonic()
-    tenant_update(tenant=tenant, monthly_spend_limit_micros=1)
     assert int(redis_client.get(month_spend)) == spent
     answered_late = 0  # calls a gateway answered before it learned the limit (its cached record)
     while (first := _post(gateway, plaintext, OPENAI)).status_code == 200 and time.monotonic() - changed < 1.0:
