@@ -57,6 +57,19 @@ def store_unavailable() -> GatewayError:
     )  # fmt: skip
 
 
+RATE_LIMITED_RETRY_AFTER_S = 1.0  # no provider said when: rate windows slide, a second is the shortest honest wait
+
+
+def upstream_rate_limited(retry_after_s: float | None) -> GatewayError:
+    """Every provider that could serve the call is rate limiting: a 429 (the SDKs' ``RateLimitError``
+    backs off and retries), not a 503, with the soonest time one of them has room again."""
+    return GatewayError(
+        429, "upstream_rate_limited",
+        "Every provider that can serve this request is rate limiting it right now; retry after Retry-After seconds.",
+        retry_after=max(retry_after_s or 0.0, RATE_LIMITED_RETRY_AFTER_S),
+    )  # fmt: skip
+
+
 def body_too_large(limit: int) -> GatewayError:
     return GatewayError(413, "request_too_large", f"Request body exceeds {limit} bytes.")
 
