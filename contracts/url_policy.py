@@ -15,7 +15,7 @@ Judged by what an address reaches, not by how it is spelled (docs/gateway.md, "P
 
 One policy for both sides: the platform checks a URL when a tenant saves it
 (``validate_public_url``), the gateway checks the URL and every address again when it connects
-(``checked_parts`` and ``refusal`` through routing.byok_connect), so a name that later resolves
+(``checked_parts``, ``name_refusal`` and ``refusal`` through routing.byok_connect), so a name that later resolves
 elsewhere is still refused.
 """
 
@@ -208,7 +208,8 @@ def _checked_host(host: str, *, bracketed: bool) -> str:
     return name
 
 
-def _name_refusal(host: str, *, allow_loopback: bool) -> str | None:
+def name_refusal(host: str, *, allow_loopback: bool) -> str | None:
+    """Why a host name is refused before it is looked up (special-use names), or None."""
     if any(host == name or host.endswith(f".{name}") for name in _LOOPBACK_NAMES):
         return None if allow_loopback else LOOPBACK
     if any(host == suffix or host.endswith(f".{suffix}") for suffix in _PRIVATE_SUFFIXES):
@@ -245,7 +246,7 @@ def validate_public_url(
 ) -> str:  # fmt: skip
     """Return the URL unchanged when it is safe to call; raise UnsafeUrl otherwise."""
     host, port = checked_parts(url, allowed_ports=allowed_ports)
-    reason = _name_refusal(host, allow_loopback=allow_loopback)
+    reason = name_refusal(host, allow_loopback=allow_loopback)
     if reason:
         raise UnsafeUrl(f"URL host is {reason}")
     found = addresses(host, port, resolve)

@@ -131,9 +131,11 @@ class Forwarder:
         body = forward_body(call.dialect.name, call.body, offering)
         session, reached = self._session, offering
         if tenant_url:
-            allow_loopback = self._config.allow_loopback_provider_urls
+            allow_loopback, ports = self._config.allow_loopback_provider_urls, self._config.byok_allowed_ports
             session = self._tenant_session()
-            reached = with_base_url(offering, checked_url(tenant_url, allow_loopback=allow_loopback))
+            reached = with_base_url(
+                offering, checked_url(tenant_url, allow_loopback=allow_loopback, allowed_ports=ports)
+            )
         else:
             self._health.begin(offering.offering_id)
         return await open_attempt(
