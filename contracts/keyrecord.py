@@ -50,6 +50,9 @@ class KeyRecord:
     # Markup applied by metering; carried so the gateway can hold the tenant price.
     markup_bps: int = 0  # basis points on top of provider cost
     postpaid: bool = False
+    # An unknown version of a known model family (claude-opus-99-99) is served by the family's newest
+    # model instead of a 404 (contracts.model_names); the key's setting, else the tenant's. Off by default.
+    model_family_fallback: bool = False
     version: int = KEY_RECORD_VERSION
 
     def to_json(self) -> bytes:

@@ -40,9 +40,14 @@ def forbidden(message: str) -> GatewayError:
     return GatewayError(403, "forbidden_scope", message)
 
 
-def unknown_model(model: str, suggestions: Sequence[str] = ()) -> GatewayError:
+def unknown_model(model: str, suggestions: Sequence[str] = (), *, family: str | None = None) -> GatewayError:
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
     message = f"The model {model!r} does not exist or is not available.{hint} GET /v1/models lists every name."
+    if family is not None:  # an unknown version of a known family: never another version in its place unasked
+        message += (
+            f" Tokenway serves no other version in its place (the newest of its family is {family!r})"
+            " unless model family fallback is turned on for the API key or the organisation."
+        )
     return GatewayError(404, "model_not_found", message, param="model")
 
 

@@ -60,7 +60,14 @@ def key_record_for(api_key: ApiKey, *, byok: dict[str, str] | None = None) -> Ke
         byok_base_urls=byok_base_urls_for_tenant(tenant_id=tenant.pk),
         markup_bps=tenant.markup_bps,
         postpaid=tenant.billing_mode == BillingMode.POSTPAID,
+        model_family_fallback=_family_fallback(api_key, tenant),
     )
+
+
+def _family_fallback(api_key: ApiKey, tenant: Tenant) -> bool:
+    """The key's own setting when it has one, else the tenant's."""
+    own = api_key.model_family_fallback
+    return tenant.model_family_fallback if own is None else own
 
 
 def _publish(keys: Iterable[ApiKey], *, byok: dict[str, str] | None = None) -> int:

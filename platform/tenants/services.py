@@ -24,6 +24,7 @@ GATEWAY_FIELDS = frozenset(
         "max_concurrency",
         "billing_mode",
         "markup_bps",
+        "model_family_fallback",
     }
 )
 

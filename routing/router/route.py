@@ -44,11 +44,12 @@ def route_mode(header: str | None, record: KeyRecord) -> str:
     return mode
 
 
-def resolve_model(state: CatalogState, asked: str) -> Resolution:
-    """The catalog model a request's ``model`` names (contracts.model_names); 404 with the closest names."""
-    resolution = state.resolve(asked)
+def resolve_model(state: CatalogState, asked: str, *, family_fallback: bool = False) -> Resolution:
+    """The catalog model a request's ``model`` names (contracts.model_names); 404 with the closest
+    names, the family's newest first. The family rule serves only keys that opted in."""
+    resolution = state.resolve(asked, family_fallback=family_fallback)
     if resolution is None:
-        raise unknown_model(asked, state.names.suggest(asked))
+        raise unknown_model(asked, state.names.suggest(asked), family=state.names.family_match(asked))
     return resolution
 
 
