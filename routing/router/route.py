@@ -18,8 +18,8 @@ from routing.router.strategy import Scored, Signals, Strategy
 from routing.state.offerings import CatalogState
 
 EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens (chat answers are short)
-COOLING_RETRY_AFTER_S = 1.0  # a breaker half-opens within its cooldown: one trial request soon
 EXPECTED_OUTPUT_CAP = 1024  # a max_tokens is a ceiling, not an expectation: agents ask for 32k and use ~1k
+COOLING_RETRY_AFTER_S = 1.0  # a breaker half-opens within its cooldown: one trial request soon
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,10 @@ def test_every_provider_answering_429_is_a_rate_limit_error_for_the_openai_sdk(g
     assert int(again.value.response.headers["retry-after"]) >= 1
     assert {p: len(sim_requests(sim, p)) for p in GPT_PROVIDERS} == {"openai": 1, "openrouter": 1}
     _unchanged(tenant, before)
+    tried, cooling = tenant.wait_events(2)
+    assert (tried["http_status"], tried["error_code"], tried["attempts"]) == (429, "upstream_rate_limited", 2)
+    assert (cooling["http_status"], cooling["error_code"]) == (429, "upstream_rate_limited")
+    assert tried["charge_micros"] == cooling["charge_micros"] == 0
 
 
 def test_a_429_from_the_only_provider_is_a_rate_limit_error_for_the_anthropic_sdk(gateway, sim, claude, tenant):
