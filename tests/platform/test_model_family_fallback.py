@@ -5,9 +5,12 @@ model only when it is on, says so in ``x-tokenway-route``, and the per-request r
 
 from __future__ import annotations
 
+from io import StringIO
+
 import anthropic
 import pytest
 import redis
+from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -103,3 +106,12 @@ def test_rotation_keeps_the_keys_own_setting(tenant):
     key, _ = issue_key(tenant, name="k", model_family_fallback=True)
     rotated = api_key_rotate(key=key, grace_until=timezone.now())
     assert rotated.api_key.model_family_fallback is True
+
+
+def test_create_api_key_may_opt_the_key_in(tenant):
+    out = StringIO()
+    call_command("create_api_key", "--tenant", tenant.slug, "--name", "agent", "--model-family-fallback", stdout=out)
+    agent = ApiKey.objects.get(name="agent")
+    assert agent.model_family_fallback is True and out.getvalue().strip().startswith(agent.prefix)
+    call_command("create_api_key", "--tenant", tenant.slug, "--name", "plain", stdout=StringIO())
+    assert ApiKey.objects.get(name="plain").model_family_fallback is None  # the organisation's setting
