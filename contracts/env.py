@@ -68,6 +68,15 @@ def env_list(name: str, default: Sequence[str] | None = None) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_int_list(name: str, default: Sequence[int] | None = None) -> list[int]:
+    """Comma-separated integers, blanks dropped; ``default`` when the variable is unset."""
+    items = env_list(name, None) if os.environ.get(name) is not None else [str(n) for n in default or []]
+    try:
+        return [int(item) for item in items]
+    except ValueError as exc:
+        raise EnvError(f"{name} must be comma-separated integers, got {os.environ.get(name)!r}") from exc
+
+
 def env_secret(name: str, default: str = "") -> str:
     """Read ``NAME`` or the contents of the file named by ``NAME_FILE``."""
     file_name = os.environ.get(f"{name}_FILE")

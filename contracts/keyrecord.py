@@ -53,6 +53,9 @@ class KeyRecord:
     # The tenant's monthly spend limit (every key together), checked in admission with open holds counted.
     # Added in place (same version): a record written before it reads as "no limit".
     tenant_monthly_spend_limit_micros: int | None = None
+    # An unknown version of a known model family (claude-opus-99-99) is served by the family's newest
+    # model instead of a 404 (contracts.model_names); the key's setting, else the tenant's. Off by default.
+    model_family_fallback: bool = False
     version: int = KEY_RECORD_VERSION
 
     def to_json(self) -> bytes:

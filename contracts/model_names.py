@@ -10,8 +10,13 @@ Order of resolution (first hit wins):
    ``author/slug`` and ``<family>-latest``;
 2. the canonical form of the name (lower case, no ``[1m]``-style suffix, no ``vendor/``
    prefix, no date suffix, dots as dashes) against the canonical forms of those names;
-3. the family rule: the name's family words (its non-numeric tokens) name a family of the
-   catalog, or a shorter prefix of them does; the newest model of that family answers.
+3. the same family and the same version in another word order (``claude-3-5-haiku-20241022``
+   is ``claude-haiku-3.5``): still the model that was asked for;
+4. the family rule, **only when the caller opted in** (``family_fallback``, a key or tenant
+   setting): the name's family words (its non-numeric tokens) name a family of the catalog,
+   or a shorter prefix of them does; the newest model of that family answers. Without the
+   opt-in such a name (an unknown version of a known family: ``claude-opus-99-99``,
+   ``gpt-9-imaginary``) resolves to nothing, and ``suggest`` names its family first.
 
 "Newest" is the highest version parsed from the slug (``claude-opus-4.1`` is 4.1,
 ``claude-3-5-sonnet`` is 3.5), ties broken by the later position in the catalog's models list.
@@ -118,6 +123,7 @@ class NameIndex:
         self.official: dict[str, str] = {}  # provider ids without a vendor prefix -> slug: own /v1/models entries
         self._exact: dict[str, str] = {}
         self._canon: dict[str, str] = {}
+        self._versions = self._versioned(models)
         for tier in self._tiers(models):
             self._merge(tier)
         upstream = {name for m in models for u in m.upstream_ids for name in (u.lower(), undated(u.lower()))}
@@ -134,6 +140,20 @@ class NameIndex:
             if words:
                 members.setdefault(words, []).append(model.slug)
         return {words: self.newest(slugs) for words, slugs in members.items()}
+
+    @staticmethod
+    def _versioned(models: Sequence[ModelNames]) -> dict[tuple[tuple[str, ...], tuple[int, ...]], str]:
+        """(family words, version) -> slug, for slugs with a version; two models alike: neither."""
+        table: dict[tuple[tuple[str, ...], tuple[int, ...]], str] = {}
+        ambiguous: set[tuple[tuple[str, ...], tuple[int, ...]]] = set()
+        for model in models:
+            key = family_of(model.slug)
+            if not key[0] or not key[1] or key in ambiguous:
+                continue
+            if table.setdefault(key, model.slug) != model.slug:
+                del table[key]
+                ambiguous.add(key)
+        return table
 
     def _tiers(self, models: Sequence[ModelNames]) -> list[list[tuple[str, str]]]:
         claimed: dict[str, list[str]] = {}
@@ -160,14 +180,20 @@ class NameIndex:
         for name, slug in canon.names.items():
             self._canon.setdefault(name, slug)
 
-    def resolve(self, asked: str) -> Resolution | None:
-        slug = self._exact.get(asked.lower()) or self._canon.get(canonical(asked))
+    def resolve(self, asked: str, *, family_fallback: bool = False) -> Resolution | None:
+        """The catalog model ``asked`` names; the family rule only with ``family_fallback``."""
+        slug = (
+            self._exact.get(asked.lower()) or self._canon.get(canonical(asked)) or self._versions.get(family_of(asked))
+        )
         if slug is not None:
             return Resolution(slug, asked, "slug" if slug == asked else "alias")
-        slug = self._family(asked)
+        if not family_fallback:
+            return None
+        slug = self.family_match(asked)
         return None if slug is None else Resolution(slug, asked, "family")
 
-    def _family(self, asked: str) -> str | None:
+    def family_match(self, asked: str) -> str | None:
+        """The newest model of the family ``asked`` belongs to (or of a shorter prefix of its family words)."""
         words, _ = family_of(asked)
         for size in range(len(words), 0, -1):
             slug = self.families.get(words[:size])
@@ -176,11 +202,25 @@ class NameIndex:
         return None
 
     def suggest(self, asked: str) -> list[str]:
-        """The closest slugs and listed names, for an unknown model's 404."""
+        """For an unknown model's 404: the newest model of its family first (an unknown version of a
+        known family), then the closest slugs and listed names."""
+        family = self.family_match(asked)
         choices = [*self._rank, *(name for names in self.listed.values() for name in names)]
-        return difflib.get_close_matches(asked.lower(), choices, n=SUGGESTIONS, cutoff=SUGGESTION_CUTOFF)
+        close = difflib.get_close_matches(asked.lower(), choices, n=SUGGESTIONS, cutoff=SUGGESTION_CUTOFF)
+        return list(dict.fromkeys([*([family] if family else []), *close]))[:SUGGESTIONS]
 
 
 def _nameable(words: tuple[str, ...]) -> bool:
     """``claude-sonnet-latest`` is a name people send; ``deepseek-v-latest`` is not."""
     return len(words) >= 2 and all(len(word) >= 3 for word in words)
+
+
+def resolution_in_reason(route_reason: str) -> tuple[str, str] | None:
+    """(kind, the name the caller sent) read back from a route reason that starts with a resolution's
+    ``alias:asked->model;`` or ``family:asked->model;`` (``Resolution.reason``); None for a slug.
+    The routing part after it never contains ``->``, so the last arrow ends the asked name."""
+    kind, colon, rest = route_reason.partition(":")
+    if kind not in ("alias", "family") or not colon:
+        return None
+    asked, arrow, _ = rest.rpartition("->")
+    return (kind, asked) if arrow else None

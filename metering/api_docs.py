@@ -15,6 +15,11 @@ class GenerationOut(_Out):
     ingested = serializers.BooleanField()
     key_id = serializers.IntegerField(allow_null=True)
     model = serializers.CharField(allow_null=True)
+    requested_model = serializers.CharField(allow_null=True, help_text="the name the caller sent")
+    model_resolution = serializers.CharField(
+        help_text="slug (the model asked for), alias (another name of it), family (another version of its "
+        "family: the key or organisation opted in to family fallback) or auto (the router picked it)"
+    )
     provider = serializers.CharField(allow_null=True)
     offering_id = serializers.IntegerField(allow_null=True)
     tokens = serializers.DictField(child=serializers.IntegerField())

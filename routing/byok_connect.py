@@ -6,7 +6,9 @@ session whose resolver checks each address against contracts.url_policy and hand
 the addresses that passed: the connection goes to the very address that was checked (pinned),
 the DNS cache is off (every new connection resolves and checks again), redirects are never
 followed (routing.failover.upstream) and proxies from the environment are ignored.
-An IP literal never reaches a resolver, so ``checked_url`` refuses a bad one before the call.
+An IP literal never reaches a resolver, so ``checked_url`` refuses a bad one before the call, with
+every spelling and port rule of the policy (a URL saved before a rule existed is refused too).
+The resolver's ``inner`` is the seam for tests: a name that answers a private address.
 """
 
 from __future__ import annotations
@@ -14,14 +16,13 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import replace
-from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
 from contracts.snapshot import OfferingSnapshot
-from contracts.url_policy import refusal
+from contracts.url_policy import UnsafeUrl, checked_parts, name_refusal, refusal
 from routing.errors import UpstreamFailure
 
 KEEPALIVE_S = 15.0
@@ -43,8 +44,8 @@ def refused(host: str, reason: str) -> UpstreamFailure:
 class GuardedResolver(AbstractResolver):
     """Resolve with the system resolver, keep only addresses the URL policy accepts."""
 
-    def __init__(self, *, allow_loopback: bool) -> None:
-        self._inner = ThreadedResolver()
+    def __init__(self, *, allow_loopback: bool, inner: AbstractResolver | None = None) -> None:
+        self._inner = inner or ThreadedResolver()
         self._allow_loopback = allow_loopback
 
     async def resolve(
@@ -62,9 +63,11 @@ class GuardedResolver(AbstractResolver):
         await self._inner.close()
 
 
-def make_byok_session(*, connect_timeout_s: float, allow_loopback: bool) -> aiohttp.ClientSession:
+def make_byok_session(
+    *, connect_timeout_s: float, allow_loopback: bool, dns: AbstractResolver | None = None
+) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(
-        resolver=GuardedResolver(allow_loopback=allow_loopback),
+        resolver=GuardedResolver(allow_loopback=allow_loopback, inner=dns),
         use_dns_cache=False,
         limit=0,
         keepalive_timeout=KEEPALIVE_S,
@@ -78,17 +81,28 @@ def make_byok_session(*, connect_timeout_s: float, allow_loopback: bool) -> aioh
     )  # fmt: skip
 
 
-def checked_url(base_url: str, *, allow_loopback: bool) -> str:
-    """The tenant's base URL when its host is a name (checked by the resolver) or a public IP literal."""
-    host = urlsplit(base_url).hostname or ""
+def checked_url(base_url: str, *, allow_loopback: bool, allowed_ports: tuple[int, ...] | None = None) -> str:
+    """The tenant's base URL when it is spelled plainly, on an allowed port, and its host is a name
+    (its addresses checked by the resolver) or a public IP literal."""
     try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return base_url
-    reason = refusal(address, allow_loopback=allow_loopback)
+        host, _ = checked_parts(base_url, allowed_ports=allowed_ports)
+    except UnsafeUrl as exc:
+        raise UpstreamFailure(
+            502, "byok_url_refused", f"Your provider base URL is refused: {exc}; Tokenway does not call it.",
+            retryable=True, code="byok_url_refused",
+        ) from None  # fmt: skip
+    reason = name_refusal(host, allow_loopback=allow_loopback) or _literal_refusal(host, allow_loopback)
     if reason:
         raise refused(host, reason)
     return base_url
+
+
+def _literal_refusal(host: str, allow_loopback: bool) -> str | None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None  # a name: the resolver checks what it answers
+    return refusal(address, allow_loopback=allow_loopback)
 
 
 def with_base_url(offering: OfferingSnapshot, base_url: str) -> OfferingSnapshot:

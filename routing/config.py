@@ -16,6 +16,7 @@ from contracts.env import (
     env_str,
     is_production,
 )
+from contracts.url_policy import allowed_ports_setting
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class GatewayConfig:
     spool_dir: str = ".data/spool"  # usage events Redis could not take, until it takes them
     placeholder_provider_key: str = "sk-tokenway-dev-placeholder"
     allow_loopback_provider_urls: bool = False  # tenants' BYOK URLs on loopback: development only
+    byok_allowed_ports: tuple[int, ...] | None = None  # ports a tenant's BYOK URL may name; None = any
     metrics_token: str = ""  # /metrics: bearer token; empty = loopback clients only
     learned_limits: bool = True  # route by providers' rate-limit headers and the load forecast (routing.limits)
     hedge_share: float = 0.05  # hedged attempts per tenant ≤ this share of its requests (+1 a minute); 0 = off
@@ -74,6 +76,7 @@ class GatewayConfig:
             hedge_share=env_float("TOKENWAY_HEDGE_SHARE", _D.hedge_share),
             trace_upstream=env_bool("TOKENWAY_TRACE_UPSTREAM", _D.trace_upstream),
             allow_loopback_provider_urls=env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not prod),
+            byok_allowed_ports=allowed_ports_setting(),
             spool_dir=env_str("TOKENWAY_SPOOL_DIR") or str(Path(env_str("TOKENWAY_DATA_DIR", ".data")) / "spool"),
         )
 

@@ -40,9 +40,14 @@ def forbidden(message: str) -> GatewayError:
     return GatewayError(403, "forbidden_scope", message)
 
 
-def unknown_model(model: str, suggestions: Sequence[str] = ()) -> GatewayError:
+def unknown_model(model: str, suggestions: Sequence[str] = (), *, family: str | None = None) -> GatewayError:
     hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
     message = f"The model {model!r} does not exist or is not available.{hint} GET /v1/models lists every name."
+    if family is not None:  # an unknown version of a known family: never another version in its place unasked
+        message += (
+            f" Tokenway serves no other version in its place (the newest of its family is {family!r})"
+            " unless model family fallback is turned on for the API key or the organisation."
+        )
     return GatewayError(404, "model_not_found", message, param="model")
 
 
@@ -54,6 +59,19 @@ def store_unavailable() -> GatewayError:
     return GatewayError(
         503, "service_unavailable", "Tokenway cannot check limits and balance right now; retry shortly.",
         retry_after=STORE_RETRY_AFTER_S,
+    )  # fmt: skip
+
+
+RATE_LIMITED_RETRY_AFTER_S = 1.0  # no provider said when: rate windows slide, a second is the shortest honest wait
+
+
+def upstream_rate_limited(retry_after_s: float | None) -> GatewayError:
+    """Every provider that could serve the call is rate limiting: a 429 (the SDKs' ``RateLimitError``
+    backs off and retries), not a 503, with the soonest time one of them has room again."""
+    return GatewayError(
+        429, "upstream_rate_limited",
+        "Every provider that can serve this request is rate limiting it right now; retry after Retry-After seconds.",
+        retry_after=max(retry_after_s or 0.0, RATE_LIMITED_RETRY_AFTER_S),
     )  # fmt: skip
 
 

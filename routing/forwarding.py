@@ -20,6 +20,7 @@ from routing.capacity import STREAMS
 from routing.config import GatewayConfig
 from routing.credentials import Credentials
 from routing.errors import GatewayError, UpstreamFailure
+from routing.failover.classify import rate_limited
 from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
 from routing.failover.hedge import HedgedRace, Outcome
@@ -57,7 +58,7 @@ class Forwarder:
             for loser in outcome.losers:
                 self._health.not_reached(loser.offering_id)  # cut short by us: no signal about it
             if outcome.offering is None or outcome.opened is None:
-                raise _final_error(outcome.failure)
+                raise _final_error(outcome.failure, outcome.failures)
             call.release_body()
             outcome.opened.drop_headers()
             if not call.record.byok_base_urls.get(outcome.offering.provider):
@@ -130,9 +131,11 @@ class Forwarder:
         body = forward_body(call.dialect.name, call.body, offering)
         session, reached = self._session, offering
         if tenant_url:
-            allow_loopback = self._config.allow_loopback_provider_urls
+            allow_loopback, ports = self._config.allow_loopback_provider_urls, self._config.byok_allowed_ports
             session = self._tenant_session()
-            reached = with_base_url(offering, checked_url(tenant_url, allow_loopback=allow_loopback))
+            reached = with_base_url(
+                offering, checked_url(tenant_url, allow_loopback=allow_loopback, allowed_ports=ports)
+            )
         else:
             self._health.begin(offering.offering_id)
         return await open_attempt(
@@ -179,7 +182,10 @@ class Forwarder:
         return relay_json(call, opened, send)
 
 
-def _final_error(failure: UpstreamFailure | None) -> GatewayError:
+def _final_error(failure: UpstreamFailure | None, failures: list[UpstreamFailure]) -> GatewayError:
+    throttled = rate_limited(failures)
+    if throttled is not None:
+        return throttled
     if failure is None:
         return GatewayError(504, "upstream_timeout", "No provider answered before the deadline.")
     if not failure.retryable and failure.upstream_status is not None and failure.upstream_status < 500:

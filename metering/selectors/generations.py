@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 from django.db.models import Q, Sum
 
+from contracts.model_names import resolution_in_reason
 from contracts.redis_keys import generation
 from metering.alerts import month_start, tenant_month_spend_micros
 from metering.cursors import cursor_decode, cursor_encode
@@ -67,6 +68,7 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
         "region": r.region,
         "route_mode": r.route_mode,
         "route_reason": r.route_reason,
+        **requested_model(r.model, r.route_reason),
         "tokens": _tokens(r.__dict__),
         "usage_source": r.usage_source,
         "price_version": r.price_version,
@@ -91,6 +93,17 @@ def _generation_from_record(r: UsageRecord) -> dict[str, Any]:
     }
 
 
+def requested_model(model: str | None, route_reason: str) -> dict[str, Any]:
+    """What the caller named beside the model that served it: ``model_resolution`` is ``slug`` (the
+    same), ``alias`` (another name of it), ``family`` (another version: the key opted in) or ``auto``
+    (the router picked the model)."""
+    if route_reason.startswith("auto:"):
+        return {"requested_model": "auto", "model_resolution": "auto"}
+    found = resolution_in_reason(route_reason)
+    kind, asked = found if found is not None else ("slug", model)
+    return {"requested_model": asked, "model_resolution": kind}
+
+
 def cache_saved_micros(r: UsageRecord) -> int:
     if not r.prices:
         return 0
@@ -111,6 +124,7 @@ def _generation_from_event(e: dict[str, Any]) -> dict[str, Any]:
         "region": e.get("region"),
         "route_mode": e.get("route_mode"),
         "route_reason": e.get("route_reason"),
+        **requested_model(e.get("model"), e.get("route_reason") or ""),
         "tokens": tokens,
         "usage_source": e.get("usage_source"),
         "price_version": (e.get("prices") or {}).get("version"),

@@ -21,6 +21,7 @@ class ApiKey(models.Model):
     allowed_route_modes = models.JSONField(null=True, blank=True)
     usage_read = models.BooleanField(default=True)
     default_route_mode = models.CharField(max_length=16, blank=True)
+    model_family_fallback = models.BooleanField(null=True, blank=True)  # None: the tenant's setting
     # Limits: null = unlimited (tenant limits still apply).
     rpm_limit = models.PositiveIntegerField(null=True, blank=True)
     tpm_limit = models.PositiveIntegerField(null=True, blank=True)

@@ -20,6 +20,9 @@ def _limit() -> serializers.IntegerField:
 class KeyLimitsIn(StrictSerializer):
     name = serializers.CharField(max_length=100, required=False)
     default_route_mode = serializers.ChoiceField(choices=[("", "tenant default"), *RouteMode.choices], required=False)
+    model_family_fallback = serializers.BooleanField(
+        allow_null=True, required=False, help_text="null: the organisation's setting (docs/gateway.md, Model names)"
+    )
     rpm_limit = _limit()
     tpm_limit = _limit()
     max_concurrency = _limit()
@@ -55,6 +58,7 @@ class KeyOut(serializers.Serializer[Any]):
     allowed_route_modes = serializers.ListField(child=serializers.CharField(), allow_null=True)
     usage_read = serializers.BooleanField()
     default_route_mode = serializers.CharField()
+    model_family_fallback = serializers.BooleanField(allow_null=True)
     rpm_limit = serializers.IntegerField(allow_null=True)
     tpm_limit = serializers.IntegerField(allow_null=True)
     max_concurrency = serializers.IntegerField(allow_null=True)

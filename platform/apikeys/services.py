@@ -21,8 +21,9 @@ from tenants.models import Tenant
 from tokenway.api_errors import ApiError
 
 LIMIT_FIELDS = frozenset(
-    {"name", "rpm_limit", "tpm_limit", "max_concurrency", "monthly_budget_micros", "expires_at", "default_route_mode"}
-)
+    {"name", "rpm_limit", "tpm_limit", "max_concurrency", "monthly_budget_micros", "expires_at", "default_route_mode",
+     "model_family_fallback"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ def api_key_issue(
     monthly_budget_micros: int | None = None,
     expires_at: datetime | None = None,
     rotated_from: ApiKey | None = None,
+    model_family_fallback: bool | None = None,
 ) -> IssuedKey:
     """Issue a key whose scopes stay within the creator's role (None creator = operator/command)."""
     usage_read = check_scopes_within_role(
@@ -80,6 +82,7 @@ def api_key_issue(
             monthly_budget_micros=monthly_budget_micros,
             expires_at=expires_at,
             rotated_from=rotated_from,
+            model_family_fallback=model_family_fallback,
         )
         _key_changed(api_key)
     return IssuedKey(api_key=api_key, plaintext=plaintext)
@@ -168,6 +171,7 @@ def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | Non
             monthly_budget_micros=old.monthly_budget_micros,
             expires_at=old.expires_at,
             rotated_from=old,
+            model_family_fallback=old.model_family_fallback,
         )
         old.expires_at = min(grace_until, old.expires_at) if old.expires_at else grace_until
         old.save(update_fields=["expires_at"])

@@ -20,7 +20,9 @@ def _checked_base_url(base_url: str) -> str:
     if not base_url:
         return ""
     try:
-        return validate_public_url(base_url, allow_loopback=settings.ALLOW_LOOPBACK_PROVIDER_URLS)
+        return validate_public_url(
+            base_url, allow_loopback=settings.ALLOW_LOOPBACK_PROVIDER_URLS, allowed_ports=settings.BYOK_ALLOWED_PORTS
+        )
     except UnsafeUrl as exc:
         raise ApiError("unsafe_url", str(exc), param="base_url") from None
 

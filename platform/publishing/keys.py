@@ -61,7 +61,14 @@ def key_record_for(api_key: ApiKey, *, byok: dict[str, str] | None = None) -> Ke
         markup_bps=tenant.markup_bps,
         postpaid=tenant.billing_mode == BillingMode.POSTPAID,
         tenant_monthly_spend_limit_micros=tenant.monthly_spend_limit_micros,
+        model_family_fallback=_family_fallback(api_key, tenant),
     )
+
+
+def _family_fallback(api_key: ApiKey, tenant: Tenant) -> bool:
+    """The key's own setting when it has one, else the tenant's."""
+    own = api_key.model_family_fallback
+    return tenant.model_family_fallback if own is None else own
 
 
 def _publish(keys: Iterable[ApiKey], *, byok: dict[str, str] | None = None) -> int:

@@ -44,6 +44,9 @@ class Tenant(models.Model):
     credit_limit_micros = models.BigIntegerField(default=0)  # postpaid only
     markup_bps = models.PositiveIntegerField(default=0)  # basis points over provider cost
     monthly_spend_limit_micros = models.BigIntegerField(null=True, blank=True)
+    # An unknown version of a known model family is served by the family's newest model instead of a 404
+    # (docs/gateway.md, "Model names"); a key may override it. Off: the model asked for, or a clear 404.
+    model_family_fallback = models.BooleanField(default=False)
     stripe_customer_id = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:

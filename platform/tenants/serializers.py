@@ -34,6 +34,9 @@ class TenantUpdateIn(StrictSerializer):
     monthly_spend_limit_micros = serializers.IntegerField(
         min_value=0, max_value=MAX_BIG, allow_null=True, required=False
     )
+    model_family_fallback = serializers.BooleanField(
+        required=False, help_text="serve an unknown version of a known model family by its newest model"
+    )
 
 
 BILLING_FIELDS = frozenset({"billing_mode", "monthly_spend_limit_micros"})
@@ -52,6 +55,7 @@ TENANT_FIELDS = (
     "billing_mode",
     "markup_bps",
     "monthly_spend_limit_micros",
+    "model_family_fallback",
 )
 
 
@@ -69,6 +73,7 @@ class TenantOut(serializers.Serializer[Any]):
     billing_mode = serializers.CharField()
     markup_bps = serializers.IntegerField(help_text="set by operators")
     monthly_spend_limit_micros = serializers.IntegerField(allow_null=True)
+    model_family_fallback = serializers.BooleanField()
 
 
 class MemberOut(serializers.Serializer[Any]):

@@ -25,6 +25,7 @@ GATEWAY_FIELDS = frozenset(
         "billing_mode",
         "markup_bps",
         "monthly_spend_limit_micros",
+        "model_family_fallback",
     }
 )
 

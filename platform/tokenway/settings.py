@@ -17,6 +17,7 @@ from contracts.env import (
     env_secret,
     env_str,
 )
+from contracts.url_policy import allowed_ports_setting
 from tokenway.dburl import database_from_url
 from tokenway.env import read_stack_env
 
@@ -41,6 +42,8 @@ if IS_PRODUCTION and not API_KEY_PEPPER:
 # BYOK credentials: comma-separated Fernet keys, newest first (MultiFernet rotation).
 CREDENTIAL_KEYS = env_list("TOKENWAY_CREDENTIAL_KEYS", [] if IS_PRODUCTION else DEV_CREDENTIAL_KEYS)
 ALLOW_LOOPBACK_PROVIDER_URLS = env_bool("TOKENWAY_ALLOW_LOOPBACK_URLS", not IS_PRODUCTION)
+# Ports a BYOK base URL may name: production 80, 443 and TOKENWAY_BYOK_ALLOWED_PORTS; elsewhere any (None).
+BYOK_ALLOWED_PORTS = allowed_ports_setting()
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import aiohttp
 
 from routing.byok_connect import RefusedAddress, refused
-from routing.errors import UpstreamFailure
+from routing.errors import GatewayError, UpstreamFailure, upstream_rate_limited
 from routing.http_client import PoolWaitTimeout
 
 MAX_RETRY_AFTER_S = 300.0
 DEFAULT_429_COOLDOWN_S = 5.0
 POOL_RETRY_AFTER_S = 1.0  # slots free up as streams end: come back soon
+RATE_LIMIT_KINDS = frozenset({"http_429", "limit_room"})  # the provider refused for rate, or its learned room is gone
 
 log = logging.getLogger("routing.failover")
 
@@ -74,3 +75,12 @@ def from_exception(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, aiohttp.ClientConnectorError):
         return UpstreamFailure(502, "connect", "Could not connect to the provider.", retryable=True)
     return UpstreamFailure(502, "protocol", "The provider connection failed before the answer began.", retryable=True)
+
+
+def rate_limited(failures: Sequence[UpstreamFailure]) -> GatewayError | None:
+    """A 429 when every attempt met a rate limit: the caller's SDK backs off on a 429 (its
+    ``RateLimitError``), never on a 503. Retry-After is the soonest any of them said it has room."""
+    if not failures or any(f.kind not in RATE_LIMIT_KINDS for f in failures):
+        return None
+    waits = [f.retry_after for f in failures if f.retry_after is not None]
+    return upstream_rate_limited(min(waits) if waits else None)

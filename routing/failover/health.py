@@ -22,6 +22,7 @@ class OfferingHealth:
     consecutive_failures: int = 0
     open_until: float = 0.0  # breaker open (or Retry-After cooldown) until this monotonic time
     trial_in_flight: bool = False
+    throttled: bool = False  # the last failure was a rate limit (429): a cooldown now is the provider's rate limit
     latency_ms: float | None = None  # EWMA of time to first byte
     error_rate: float = 0.0  # EWMA of failures (0..1)
     throttle_rate: float = 0.0  # EWMA of 429s (0..1)
@@ -51,6 +52,14 @@ class HealthBoard:
         if health is None or health.open_until == 0.0:
             return True
         return self._clock() >= health.open_until and not health.trial_in_flight
+
+    def rate_limited_for(self, offering_id: int) -> float | None:
+        """Seconds until an offering cooling down for a rate limit (its last failure a 429) has room
+        again; None when it is not cooling down, or cools down for another failure."""
+        health = self._by_offering.get(offering_id)
+        if health is None or not health.throttled or self.available(offering_id):
+            return None
+        return max(0.0, health.open_until - self._clock())
 
     def now(self) -> float:
         return self._clock()
@@ -125,6 +134,7 @@ class HealthBoard:
         health.consecutive_failures = 0
         health.open_until = 0.0
         health.trial_in_flight = False
+        health.throttled = False
         self._fade(health)
         health.error_rate *= 1 - EWMA_ALPHA
         health.throttle_rate *= 1 - EWMA_ALPHA
@@ -139,6 +149,7 @@ class HealthBoard:
         health = self.get(offering_id)
         health.consecutive_failures += 1
         health.trial_in_flight = False
+        health.throttled = throttled
         self._fade(health)
         health.error_rate += EWMA_ALPHA * (1 - health.error_rate)
         health.throttle_rate += EWMA_ALPHA * ((1.0 if throttled else 0.0) - health.throttle_rate)

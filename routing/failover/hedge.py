@@ -50,8 +50,13 @@ class Outcome:
     offering: OfferingSnapshot | None = None  # the winner (None: every attempt failed)
     opened: Opened | None = None
     failure: UpstreamFailure | None = None  # the last failure when there is no winner
+    failures: list[UpstreamFailure] = field(default_factory=list)  # every attempt's failure, in order
     losers: list[OfferingSnapshot] = field(default_factory=list)  # hedged attempts cancelled
     hedged: bool = False
+
+    def failed(self, failure: UpstreamFailure) -> None:
+        self.failure = failure
+        self.failures.append(failure)
 
 
 Attempt = Callable[[OfferingSnapshot], Awaitable[Opened]]
@@ -81,7 +86,7 @@ class HedgedRace:
             try:
                 opened = await self._attempt(offering)
             except UpstreamFailure as failure:
-                outcome.failure = failure
+                outcome.failed(failure)
                 if not self._failed(offering, failure):
                     return outcome
                 continue
@@ -133,7 +138,7 @@ class HedgedRace:
                     outcome.losers.append(offering)
                 over = True
             elif isinstance(error, UpstreamFailure):
-                outcome.failure = error
+                outcome.failed(error)
                 over = over or not self._failed(offering, error)
             else:
                 raise error

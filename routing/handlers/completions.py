@@ -152,7 +152,7 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
 
 def _resolve(gateway: Gateway, view: RequestView, record: KeyRecord) -> str:
     """The catalog model routes, bills and names the answer from here on; returns the alias reason."""
-    alias = resolve_model(gateway.catalog, view.model)
+    alias = resolve_model(gateway.catalog, view.model, family_fallback=record.model_family_fallback)
     view.model = alias.model
     check_model_scope(view.model, record)
     return alias.reason

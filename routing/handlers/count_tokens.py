@@ -16,9 +16,9 @@ from routing.wire.dialects import ANTHROPIC
 async def serve(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
     request_id = new_request_id()
     try:
-        await authenticate(gateway, header_map(scope))
+        record = await authenticate(gateway, header_map(scope))
         view = anthropic.view(parse_json(await read_body(receive, gateway.config.max_body_bytes)), count_only=True)
-        resolve_model(gateway.catalog, view.model)
+        resolve_model(gateway.catalog, view.model, family_fallback=record.model_family_fallback)
     except GatewayError as err:
         await send_error(send, ANTHROPIC, err, request_id)
         return

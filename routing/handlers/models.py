@@ -39,8 +39,8 @@ def _model(gateway: Gateway, model: str, created: int, *, name: str | None = Non
     }
 
 
-def _one(gateway: Gateway, model_id: str, created: int) -> dict[str, Any]:
-    resolution = resolve_model(gateway.catalog, model_id)
+def _one(gateway: Gateway, model_id: str, created: int, *, family_fallback: bool) -> dict[str, Any]:
+    resolution = resolve_model(gateway.catalog, model_id, family_fallback=family_fallback)
     return _model(gateway, resolution.model, created, name=None if resolution.kind == "slug" else model_id)
 
 
@@ -59,10 +59,10 @@ async def serve(gateway: Gateway, scope: Scope, send: Send) -> None:
     dialect = _dialect(headers)
     created = int(gateway.catalog.catalog.generated_at) if gateway.catalog.catalog else 0
     try:
-        await authenticate(gateway, headers)
+        record = await authenticate(gateway, headers)
         model_id = scope["path"][len(PREFIX) :].lstrip("/")
         if model_id:
-            body = _one(gateway, model_id, created)
+            body = _one(gateway, model_id, created, family_fallback=record.model_family_fallback)
         else:
             data = _all(gateway, created)
             body = {"object": "list", "data": data, "has_more": False,

@@ -14,6 +14,10 @@ from routing.redis_pipe import Arg, PipelinedRedis, RedisUnavailable
 _HERE = Path(__file__).resolve().parent
 
 
+def _is_noscript(exc: hiredis.ReplyError) -> bool:
+    return str(exc).startswith("NOSCRIPT")
+
+
 class Script:
     def __init__(self, filename: str) -> None:
         self.source = (_HERE / filename).read_text()
@@ -30,11 +34,26 @@ class Script:
         try:
             return await future
         except hiredis.ReplyError as exc:
-            if not str(exc).startswith("NOSCRIPT"):
+            if not _is_noscript(exc):
                 raise
-            return await redis.execute("EVAL", self.source, len(keys), *keys, *args)
+            return await self._eval(redis, keys, args)
         except RedisUnavailable:
+            # The connection dropped with the EVALSHA in flight: once more on a new connection. The
+            # race: Redis restarted in between (scripts are not persisted), so the retried EVALSHA
+            # meets an empty script cache and answers NOSCRIPT: load it with EVAL, like a first call.
+            return await self._again(redis, keys, args)
+
+    async def _again(self, redis: PipelinedRedis, keys: list[str], args: list[Arg]) -> Any:
+        try:
             return await redis.execute("EVALSHA", self.sha, len(keys), *keys, *args)
+        except hiredis.ReplyError as exc:
+            if not _is_noscript(exc):
+                raise
+            return await self._eval(redis, keys, args)
+
+    async def _eval(self, redis: PipelinedRedis, keys: list[str], args: list[Arg]) -> Any:
+        """EVAL runs the source and caches it under its SHA1: the next EVALSHA finds it again."""
+        return await redis.execute("EVAL", self.source, len(keys), *keys, *args)
 
 
 ADMISSION = Script("admission.lua")

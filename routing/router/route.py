@@ -8,7 +8,7 @@ from contracts.keyrecord import ROUTE_MODES, KeyRecord
 from contracts.model_names import Resolution
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from routing.errors import GatewayError, forbidden, unknown_model
+from routing.errors import GatewayError, forbidden, unknown_model, upstream_rate_limited
 from routing.failover.health import HealthBoard
 from routing.limits.board import CLEAR, Assessment, LimitBoard
 from routing.router.candidates import Need, filtered
@@ -19,6 +19,7 @@ from routing.state.offerings import CatalogState
 
 EXPECTED_OUTPUT_TOKENS = 256  # when the caller sets no max_tokens (chat answers are short)
 EXPECTED_OUTPUT_CAP = 1024  # a max_tokens is a ceiling, not an expectation: agents ask for 32k and use ~1k
+COOLING_RETRY_AFTER_S = 1.0  # a breaker half-opens within its cooldown: one trial request soon
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +44,12 @@ def route_mode(header: str | None, record: KeyRecord) -> str:
     return mode
 
 
-def resolve_model(state: CatalogState, asked: str) -> Resolution:
-    """The catalog model a request's ``model`` names (contracts.model_names); 404 with the closest names."""
-    resolution = state.resolve(asked)
+def resolve_model(state: CatalogState, asked: str, *, family_fallback: bool = False) -> Resolution:
+    """The catalog model a request's ``model`` names (contracts.model_names); 404 with the closest
+    names, the family's newest first. The family rule serves only keys that opted in."""
+    resolution = state.resolve(asked, family_fallback=family_fallback)
     if resolution is None:
-        raise unknown_model(asked, state.names.suggest(asked))
+        raise unknown_model(asked, state.names.suggest(asked), family=state.names.family_match(asked))
     return resolution
 
 
@@ -121,11 +123,7 @@ def plan_among(
     """``plan`` over given offerings (one model's, or several for a virtual model)."""
     pool, why, dropped = filtered(offerings, record, need, prefs, health)
     if not pool:
-        cooling = why == "all_cooling_down"
-        message = f"No provider can serve this request for {model!r} ({why})."
-        raise GatewayError(
-            503 if cooling else 400, why or "no_candidates", message, retry_after=1.0 if cooling else None
-        )
+        raise _none_ready(why, model, dropped, health)
     pool, loads = within_limits(pool, limits, need, dropped)
     signals = [_signals(o, state, health, need, affinity, load) for o, load in zip(pool, loads, strict=True)]
     scored = strategy.scored(signals, mode=mode, sort=prefs.sort, affinity=affinity)
@@ -138,6 +136,18 @@ def plan_among(
         ordered = ordered[:1]
     final = scored if len(ordered) == len(scored) and not prefs.order else _in_order(scored, ordered)
     return Route(ordered, mode, _reason(ordered[0], mode, prefs, decisive(final)), final, dropped)
+
+
+def _none_ready(why: str | None, model: str, dropped: Dropped, health: HealthBoard) -> GatewayError:
+    """Why no offering is left: the caller's constraints (400), every one cooling down for a provider
+    rate limit (429 until the soonest has room), or cooling down after failures (503)."""
+    message = f"No provider can serve this request for {model!r} ({why})."
+    if why != "all_cooling_down":
+        return GatewayError(400, why or "no_candidates", message)
+    waits = [health.rate_limited_for(o.offering_id) for o, reason in dropped if reason == "cooling_down"]
+    if waits and all(wait is not None for wait in waits):
+        return upstream_rate_limited(min(wait for wait in waits if wait is not None))
+    return GatewayError(503, why, message, retry_after=COOLING_RETRY_AFTER_S)
 
 
 def _in_order(scored: list[Scored], ordered: list[OfferingSnapshot]) -> list[Scored]:

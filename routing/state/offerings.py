@@ -58,11 +58,12 @@ class CatalogState:
     def models(self) -> list[str]:
         return sorted(self.by_model)
 
-    def resolve(self, asked: str) -> Resolution | None:
-        """O(1) for a slug (the common case), dict lookups for an alias, the family rule on a miss."""
+    def resolve(self, asked: str, *, family_fallback: bool = False) -> Resolution | None:
+        """O(1) for a slug (the common case), dict lookups for an alias, the family rule on a miss
+        (only with ``family_fallback``)."""
         if asked in self.by_model:
             return Resolution(asked, asked, "slug")
-        return self.names.resolve(asked)
+        return self.names.resolve(asked, family_fallback=family_fallback)
 
 
 def model_names(catalog: CatalogSnapshot, served: Mapping[str, tuple[OfferingSnapshot, ...]]) -> list[ModelNames]:

@@ -1,4 +1,5 @@
-"""Model names people send (contracts.model_names): aliases, official ids, the family rule."""
+"""Model names people send (contracts.model_names): aliases, official ids, the version match in
+another word order, and the family rule (only for callers that opted in)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ CATALOG = (
     ),
     ModelNames("claude-opus-4.1", ("claude-opus-4-1-20250805",), ("opus",), "anthropic"),
     ModelNames("claude-haiku-4.5", ("claude-haiku-4-5-20251001",), ("haiku",), "anthropic"),
+    ModelNames("claude-3.5-haiku", ("claude-3-5-haiku-20241022",), (), "anthropic"),
     ModelNames("gpt-4.1", ("gpt-4.1",), (), "openai"),
     ModelNames("gpt-5", ("gpt-5", "openai/gpt-5"), (), "openai"),
     ModelNames("gpt-5-mini", ("gpt-5-mini",), (), "openai"),
@@ -24,8 +26,8 @@ CATALOG = (
 INDEX = NameIndex(CATALOG)
 
 
-def _model(name: str) -> tuple[str, str] | None:
-    found = INDEX.resolve(name)
+def _model(name: str, *, family_fallback: bool = False) -> tuple[str, str] | None:
+    found = INDEX.resolve(name, family_fallback=family_fallback)
     return None if found is None else (found.model, found.kind)
 
 
@@ -45,27 +47,58 @@ def _model(name: str) -> tuple[str, str] | None:
         ("openai/gpt-5-mini", "gpt-5-mini", "alias"),
         ("deepseek-chat", "deepseek-v3.2", "alias"),  # a provider's upstream id
         ("deepseek-ai/DeepSeek-V3.2", "deepseek-v3.2", "alias"),
-        ("claude-opus-4-8", "claude-opus-4.1", "family"),  # newer than the catalog knows
-        ("claude-opus-5-5", "claude-opus-4.1", "family"),  # Claude Code 2.1.332's default
-        ("claude-sonnet-5-x", "claude-sonnet-4.5", "family"),
-        ("claude-3-5-sonnet-20241022", "claude-sonnet-4.5", "family"),  # the old word order
-        ("gpt-6.2-sol", "gpt-5", "family"),  # Codex CLI's default: newest GPT
-        ("gpt-6-mini", "gpt-5-mini", "family"),
-        ("openai/gpt-7", "gpt-5", "family"),
+        ("claude-3-5-haiku-20241022", "claude-3.5-haiku", "alias"),  # Claude Code's older small model
+        # What real clients send by default: Claude Code (main, opus, small/fast), the OpenAI SDK's dated
+        # snapshots, OpenRouter-style vendor/model ids.
+        ("claude-sonnet-4-20250514", "claude-sonnet-4", "alias"),
+        ("claude-opus-4-1-20250805", "claude-opus-4.1", "alias"),
+        ("claude-haiku-4-5-20251001", "claude-haiku-4.5", "alias"),
+        ("opus", "claude-opus-4.1", "alias"),
+        ("haiku", "claude-haiku-4.5", "alias"),
+        ("gpt-5-2025-08-07", "gpt-5", "alias"),
+        ("gpt-4.1", "gpt-4.1", "slug"),
+        ("anthropic/claude-opus-4.1", "claude-opus-4.1", "alias"),
+        ("claude-haiku-3-5", "claude-3.5-haiku", "alias"),  # same family and version, other word order
     ],
 )
 def test_names_resolve_to_catalog_models(asked, model, kind):
     assert _model(asked) == (model, kind)
+    assert _model(asked, family_fallback=True) == (model, kind)  # the opt-in changes nothing for a known name
+
+
+FAMILY = [
+    ("claude-opus-4-8", "claude-opus-4.1"),  # newer than the catalog knows
+    ("claude-opus-5-5", "claude-opus-4.1"),  # Claude Code 2.1.332's default
+    ("claude-opus-99-99", "claude-opus-4.1"),
+    ("claude-sonnet-5-x", "claude-sonnet-4.5"),
+    ("claude-3-7-sonnet-20250219", "claude-sonnet-4.5"),  # the old word order, a version the catalog lacks
+    ("gpt-6.2-sol", "gpt-5"),  # Codex CLI's default: newest GPT
+    ("gpt-9-imaginary", "gpt-5"),
+    ("gpt-6-mini", "gpt-5-mini"),
+    ("openai/gpt-7", "gpt-5"),
+]
+
+
+@pytest.mark.parametrize(("asked", "newest"), FAMILY)
+def test_an_unknown_version_of_a_known_family_resolves_to_nothing_and_suggests_the_family(asked, newest):
+    assert INDEX.resolve(asked) is None
+    assert INDEX.family_match(asked) == newest
+    assert INDEX.suggest(asked)[0] == newest
+
+
+@pytest.mark.parametrize(("asked", "newest"), FAMILY)
+def test_with_family_fallback_the_newest_of_the_family_answers(asked, newest):
+    assert _model(asked, family_fallback=True) == (newest, "family")
 
 
 @pytest.mark.parametrize("asked", ["nonsense", "claude-foo-4", "shared-id", "", "gemini-2.5-pro", "4.5"])
 def test_unknown_families_and_ambiguous_ids_resolve_to_nothing(asked):
-    assert INDEX.resolve(asked) is None
+    assert INDEX.resolve(asked, family_fallback=True) is None
 
 
 def test_the_route_reason_names_the_alias_and_the_model():
     assert INDEX.resolve("sonnet").reason == "alias:sonnet->claude-sonnet-4.5"
-    assert INDEX.resolve("claude-opus-4-8").reason == "family:claude-opus-4-8->claude-opus-4.1"
+    assert INDEX.resolve("claude-opus-4-8", family_fallback=True).reason == "family:claude-opus-4-8->claude-opus-4.1"
 
 
 def test_newest_is_the_highest_parsed_version_then_the_later_catalog_position():

@@ -1,11 +1,14 @@
 """Model names people send, through the real gateway with both SDKs: the resolved catalog model
-routes, bills, names the answer (both dialects, stream and not) and shows in x-tokenway-route."""
+routes, bills, names the answer (both dialects, stream and not) and shows in x-tokenway-route. An
+unknown version of a known family is a 404 naming the family's newest model, unless the key opted
+in to family fallback; then that model serves and the header says so."""
 
 from __future__ import annotations
 
 import anthropic
 import openai
 import pytest
+import redis
 
 from tests.routing.conftest import sim_requests
 from tests.routing.harness import make_tenant
@@ -41,13 +44,69 @@ def test_vendor_slug_whole_answer_names_the_catalog_model(oai):
     assert raw.headers["x-tokenway-route"].startswith("alias:openai/gpt-4.1-mini->gpt-4.1-mini;")
 
 
-def test_unknown_family_member_goes_to_the_newest_of_its_family(claude, oai, tenant):
+@pytest.fixture
+def fallback(gateway, redis_client: redis.Redis):
+    """A tenant whose key opted in to model family fallback, and both SDKs on it."""
+    tenant = make_tenant(redis_client, model_family_fallback=True)
+    oai = openai.OpenAI(base_url=f"{gateway.base_url}/v1", api_key=tenant.key, max_retries=0, timeout=20)
+    claude = anthropic.Anthropic(base_url=gateway.base_url, api_key=tenant.key, max_retries=0, timeout=20)
+    return tenant, oai, claude
+
+
+def test_with_family_fallback_an_unknown_member_goes_to_the_newest_of_its_family(fallback):
+    tenant, oai, claude = fallback
     raw = claude.messages.with_raw_response.create(model="claude-haiku-9-9", max_tokens=50, messages=HI)
     assert raw.parse().model == "claude-haiku-4.5"
     assert raw.headers["x-tokenway-route"].startswith("family:claude-haiku-9-9->claude-haiku-4.5;")
-    completion = oai.chat.completions.create(model="gpt-6.2-sol", messages=HI, max_tokens=20)
-    assert completion.model == "gpt-5"
-    assert [e["model"] for e in tenant.wait_events(2)] == ["claude-haiku-4.5", "gpt-5"]
+    completion = oai.chat.completions.with_raw_response.create(model="gpt-6.2-sol", messages=HI, max_tokens=20)
+    assert completion.parse().model == "gpt-5"
+    assert completion.headers["x-tokenway-route"].startswith("family:gpt-6.2-sol->gpt-5;")
+    events = tenant.wait_events(2)
+    assert [e["model"] for e in events] == ["claude-haiku-4.5", "gpt-5"]
+    assert [e["route_reason"].split(";")[0] for e in events] == [
+        "family:claude-haiku-9-9->claude-haiku-4.5", "family:gpt-6.2-sol->gpt-5",
+    ]  # fmt: skip
+
+
+@pytest.mark.adversarial
+@pytest.mark.parametrize(
+    ("asked", "newest"),
+    [
+        ("claude-opus-99-99", "claude-opus-4.1"),
+        ("claude-haiku-9-9", "claude-haiku-4.5"),
+        ("claude-3-7-sonnet-20250219", "claude-sonnet-4.5"),
+    ],
+)
+def test_an_unknown_version_is_a_404_for_the_anthropic_sdk_naming_the_family(claude, tenant, sim, asked, newest):
+    before = tenant.avail()
+    with pytest.raises(anthropic.NotFoundError) as info:
+        claude.messages.create(model=asked, max_tokens=20, messages=HI)
+    error = info.value.body["error"]
+    assert error["type"] == "not_found_error"
+    assert f"Did you mean: {newest}" in error["message"] and "family fallback" in error["message"]
+    assert sim_requests(sim, "anthropic", 5) == [] and tenant.avail() == before
+    [event] = tenant.wait_events(1)
+    assert (event["status"], event["http_status"], event["error_code"]) == ("rejected", 404, "model_not_found")
+    assert event["cost_micros"] == event["charge_micros"] == 0
+
+
+@pytest.mark.adversarial
+@pytest.mark.parametrize(
+    ("asked", "newest"), [("gpt-9-imaginary", "gpt-5"), ("gpt-6.2-sol", "gpt-5"), ("gpt-6-mini", "gpt-5-mini")]
+)
+def test_an_unknown_version_is_a_404_for_the_openai_sdk_naming_the_family(oai, tenant, sim, asked, newest):
+    before = tenant.avail()
+    for call in (
+        lambda: oai.chat.completions.create(model=asked, messages=HI, max_tokens=20),
+        lambda: oai.responses.create(model=asked, input="Say hi", max_output_tokens=30),
+        lambda: oai.models.retrieve(asked),
+    ):
+        with pytest.raises(openai.NotFoundError) as info:
+            call()
+        assert info.value.body["code"] == "model_not_found" and info.value.body["param"] == "model"
+        assert info.value.body["message"].count(f"Did you mean: {newest}") == 1
+    assert sim_requests(sim, "openai", 5) == [] and sim_requests(sim, "openrouter", 5) == []
+    assert tenant.avail() == before
 
 
 def test_alias_across_dialects_names_the_catalog_model(claude):
@@ -94,6 +153,7 @@ def test_models_list_shows_aliases_and_official_ids(oai):
         oai.models.retrieve("no-such-model")
 
 
-def test_responses_api_with_the_codex_default_model_is_served_by_the_newest_gpt(oai):
+def test_responses_api_with_the_codex_default_model_is_served_by_the_newest_gpt_with_fallback(fallback):
+    _, oai, _ = fallback
     response = oai.responses.create(model="gpt-6.2-sol", input="Say hi", max_output_tokens=30)
     assert response.model == "gpt-5" and response.output_text
