@@ -8,8 +8,8 @@ import time
 from functools import partial
 from typing import Any
 
+from contracts.holds import hold_micros, output_allowance
 from contracts.keyrecord import KeyRecord
-from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
 from routing import tracing
 from routing.accounting import account, account_unread, hand_off_early
@@ -138,7 +138,7 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
     hold = max(_worst_case(o, view, call) for o in route.offerings)
-    reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
+    reserve = view.input_estimate + max(_allowance(o, view) for o in route.offerings)
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
     with tracing.span("admission"):
         call.admitting = asyncio.ensure_future(admit(
@@ -174,14 +174,17 @@ def _plan(
 
 def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
     """Tenant charge if the input (with the estimate's margin) lands at the dearest input-side price
-    (cache writes included) and every allowed output token is used at the dearer of output and reasoning."""
-    cost = worst_case_cost_micros(
-        input_tokens=_with_margin(view.input_estimate),
-        output_tokens=min(view.max_tokens or offering.max_output, offering.max_output),
-        prices=offering.prices,
-    )
-    return charge_micros(
-        cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok
+    (cache writes included) and every allowed output token (the answer's cap plus the model's reasoning
+    beyond it: contracts.holds) is used at the dearer of output and reasoning."""
+    return hold_micros(
+        input_tokens=_with_margin(view.input_estimate), output_allowance=_allowance(offering, view),
+        prices=offering.prices, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok,
+    )  # fmt: skip
+
+
+def _allowance(offering: OfferingSnapshot, view: RequestView) -> int:
+    return output_allowance(
+        max_tokens=view.max_tokens, max_output=offering.max_output, max_reasoning_tokens=offering.max_reasoning_tokens
     )
 
 
