@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from contracts.holds import output_allowance, output_clamp
+from contracts.holds import output_clamp
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.route_explain import RouteCandidate
@@ -19,6 +19,7 @@ from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, UsageSource, Us
 from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
 from routing.usage.answer_facts import AnswerFacts
+from routing.usage.hold import allowance
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import Body, RequestView
@@ -135,14 +136,10 @@ class Call:
         return bill
 
     def output_allowance(self) -> int:
-        """The most output (reasoning included) this call may be charged for on its offering; the hold
-        priced it (routing.handlers.completions._worst_case)."""
+        """The most output (reasoning included) this call may be charged for on its offering: what its
+        hold priced (routing.usage.hold)."""
         assert self.offering is not None
-        return output_allowance(
-            max_tokens=self.view.max_tokens,
-            max_output=self.offering.max_output,
-            max_reasoning_tokens=self.offering.max_reasoning_tokens,
-        )
+        return allowance(self.offering, self.view)
 
     def usage_for_client(self) -> dict[str, object]:
         """The usage object the caller sees, built when the provider's usage has just arrived."""

@@ -8,7 +8,6 @@ import time
 from functools import partial
 from typing import Any
 
-from contracts.holds import hold_micros, output_allowance
 from contracts.keyrecord import KeyRecord
 from contracts.snapshot import OfferingSnapshot
 from routing import tracing
@@ -27,13 +26,13 @@ from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
 from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
 from routing.usage.end_state import end_state
+from routing.usage.hold import allowance, call_hold
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
 
 log = logging.getLogger("routing.completions")
 
-INPUT_ESTIMATE_MARGIN_PCT = 50  # holds assume up to 1.5x our input estimate: the provider's count is what bills
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
 
@@ -137,8 +136,8 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     view.model = route.offerings[0].model  # auto: the chosen model names and bills the answer
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
-    hold = max(_worst_case(o, view, call) for o in route.offerings)
-    reserve = view.input_estimate + max(_allowance(o, view) for o in route.offerings)
+    hold = max(call_hold(o, view, record) for o in route.offerings)
+    reserve = view.input_estimate + max(allowance(o, view) for o in route.offerings)
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
     with tracing.span("admission"):
         call.admitting = asyncio.ensure_future(admit(
@@ -170,24 +169,3 @@ def _plan(
         state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, model=call.view.model,
         need=need, prefs=prefs, mode=call.mode, affinity=affinity, limits=gateway.limits,
     )  # fmt: skip
-
-
-def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
-    """Tenant charge if the input (with the estimate's margin) lands at the dearest input-side price
-    (cache writes included) and every allowed output token (the answer's cap plus the model's reasoning
-    beyond it: contracts.holds) is used at the dearer of output and reasoning."""
-    return hold_micros(
-        input_tokens=_with_margin(view.input_estimate), output_allowance=_allowance(offering, view),
-        prices=offering.prices, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok,
-    )  # fmt: skip
-
-
-def _allowance(offering: OfferingSnapshot, view: RequestView) -> int:
-    return output_allowance(
-        max_tokens=view.max_tokens, max_output=offering.max_output, max_reasoning_tokens=offering.max_reasoning_tokens
-    )
-
-
-def _with_margin(estimate: int) -> int:
-    """Our estimate is ~4 characters a token; real tokenizers count code and JSON denser."""
-    return estimate + estimate * INPUT_ESTIMATE_MARGIN_PCT // 100
