@@ -144,3 +144,24 @@ def test_a_provider_over_reporting_output_is_charged_no_more_than_max_tokens(
     assert [r.output for r in records] == [20] * 10 and all("output_clamped" in r.flags for r in records)
     over = sorted(e["output_clamped_tokens"] for e in events.values())  # the over-report, visible per call
     assert over == sorted(n - 20 for n in reported)
+
+
+def test_an_anthropic_caller_sees_a_stream_ended_at_its_allowance_as_an_error_event(
+    gateway,  # noqa: F811
+    sim,  # noqa: F811
+    tenant,
+    redis_client,
+):
+    publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
+    poll_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=2, interval=0.01)
+    key = _funded(tenant, BALANCE)
+    body = {"model": "deepseek-r1", "max_tokens": 10, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}
+
+    response = requests.post(f"{gateway.base_url}/v1/messages", json=body, headers={"x-api-key": key}, timeout=20)
+
+    assert response.status_code == 200
+    assert b"event: error" in response.content and b'"hold_exhausted"' in response.content
+    assert b"message_stop" not in response.content
+    events = _ingest(redis_client, 1)
+    [record] = _assert_books_bounded(tenant, events, BALANCE)
+    assert (record.end_state, record.output, record.dialect_in) == ("hold_exhausted", 10, "anthropic")
