@@ -26,7 +26,7 @@ from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
 from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
 from routing.usage.end_state import end_state
-from routing.usage.hold import allowance, call_hold
+from routing.usage.hold import call_hold
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
@@ -137,7 +137,7 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
     hold = max(call_hold(o, view, record) for o in route.offerings)
-    reserve = view.input_estimate + max(allowance(o, view) for o in route.offerings)
+    reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
     with tracing.span("admission"):
         call.admitting = asyncio.ensure_future(admit(
