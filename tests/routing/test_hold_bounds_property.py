@@ -83,7 +83,7 @@ def offerings(draw: st.DrawFn) -> OfferingSnapshot:
 @st.composite
 def bodies(draw: st.DrawFn) -> tuple[Dialect, dict[str, Any]]:
     dialect = draw(st.sampled_from((OPENAI, ANTHROPIC, RESPONSES)))
-    text = "x" * draw(st.integers(0, 40_000))
+    text = "q" + "x" * draw(st.integers(0, 40_000))  # never empty: the Responses API refuses an empty input
     cap = draw(st.integers(1, 300_000))
     if dialect is ANTHROPIC:
         return dialect, {"model": "m", "max_tokens": cap, "messages": [{"role": "user", "content": text}]}
@@ -188,7 +188,7 @@ async def _scenario(balance: int, calls: list[Ask]) -> tuple[int, list[tuple[int
 
 
 @pytest.mark.usefixtures("redis_client")  # a flushed Redis for the scripts
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(min_value=0, max_value=5_000_000), st.lists(asks(), min_size=1, max_size=8))
 def test_no_call_is_charged_beyond_its_hold_and_no_tenant_consumes_more_than_it_held(balance, calls):
     available, settled = asyncio.run(_scenario(balance, calls))
