@@ -155,8 +155,8 @@ async def _pump(
         converter.feed,
         call.tracker.output_estimate,
     )
-    # Why per chunk: reasoning that no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its catalog
-    # cap would otherwise run on while its hold was sized for less; the provider bills every token of it.
+    # Counted per chunk: reasoning no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its
+    # catalog cap would otherwise run on past what its hold priced, and the provider bills every token of it.
     cutoff = cutoff_tokens(call.output_allowance())
     expiry: float | None = None  # when the timer fires; only this loop moves it
     async with asyncio.timeout(None) as timer:
