@@ -43,7 +43,7 @@ def _call(base_url: str, key: str, body: dict[str, Any]) -> tuple[int, bytes]:
 
 
 def _burst(base_url: str, key: str, bodies: list[dict[str, Any]]) -> list[tuple[int, bytes]]:
-    with ThreadPoolExecutor(max_workers=24) as pool:
+    with ThreadPoolExecutor(max_workers=16) as pool:
         return list(pool.map(lambda body: _call(base_url, key, body), bodies))
 
 
@@ -69,37 +69,50 @@ def _reasoning_cap(server, model: str) -> int:
     return max(o.max_reasoning_tokens for o in server.gateway.catalog.by_model[model])
 
 
-def _assert_books_bounded(tenant, events: dict[str, dict[str, Any]], start: int) -> list[UsageRecord]:
+def _assert_books_bounded(tenant, events: dict[str, dict[str, Any]], start: int, credit: int = 0) -> list[UsageRecord]:
+    """Each row within its hold; all of them within the balance plus the credit limit; nothing uncollected."""
     records = list(UsageRecord.objects.filter(tenant=tenant))
     for record in records:
         assert record.charge_micros <= events[record.request_id]["hold_micros"], (record.request_id, record.flags)
     charged = sum(r.charge_micros for r in records)
-    assert 0 < charged <= start
-    assert tenant_account_balance(tenant_id=tenant.pk) == start - charged >= 0
+    assert 0 < charged <= start + credit
+    assert tenant_account_balance(tenant_id=tenant.pk) == start - charged >= -credit
     assert not JournalLine.objects.filter(account__kind=AccountKind.HOLD_SHORTFALL).exists()
     assert not ReconciliationFinding.objects.filter(check_name="hold_shortfall").exists()
     return records
 
 
+# (billing mode, top-up, credit limit): the gateway may spend the balance plus a postpaid tenant's credit
+SPENDABLE = [("prepaid", BALANCE, 0), ("postpaid", BALANCE // 3, BALANCE - BALANCE // 3)]
+
+
+@pytest.mark.parametrize(("mode", "topup", "credit"), SPENDABLE, ids=[m for m, _, _ in SPENDABLE])
 def test_concurrent_reasoning_calls_with_a_tiny_max_tokens_never_consume_more_than_the_balance(
     gateway,  # noqa: F811
     sim,  # noqa: F811
     tenant,
     redis_client,
+    mode,
+    topup,
+    credit,
 ):
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
     poll_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=2, interval=0.01)
-    key = _funded(tenant, BALANCE)
+    tenant.billing_mode, tenant.credit_limit_micros = mode, credit
+    tenant.save(update_fields=["billing_mode", "credit_limit_micros"])
+    key = _funded(tenant, topup)
     hidden = [{"model": "gpt-5-mini", "max_tokens": 10, "messages": MSG, "stream": n % 2 == 0} for n in range(40)]
     shown = [{"model": "deepseek-r1", "max_tokens": 10, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}] * 40
 
     answers = _burst(gateway.base_url, key, [b for pair in zip(hidden, shown, strict=True) for b in pair])
 
     statuses = [status for status, _ in answers]
-    assert set(statuses) <= {200, 402} and statuses.count(402) > 0  # the balance ran out under the burst
+    assert statuses.count(402) > 0 and statuses.count(200) >= 10  # the balance ran out under the burst
+    # 504: on a loaded machine a first byte may miss the test gateway's 1.5 s deadline; it charges nothing
+    assert set(statuses) <= {200, 402, 504}
     assert all(b'"insufficient_balance"' in body for status, body in answers if status == 402)
     events = _ingest(redis_client, len(answers))
-    records = _assert_books_bounded(tenant, events, BALANCE)
+    records = _assert_books_bounded(tenant, events, topup, credit)
     by_state = {r.end_state for r in records if r.model == "deepseek-r1"}
     assert "hold_exhausted" in by_state  # streamed reasoning passed its allowance: the gateway ended it
     cut = [r for r in records if r.end_state == "hold_exhausted"]
@@ -155,7 +168,8 @@ def test_an_anthropic_caller_sees_a_stream_ended_at_its_allowance_as_an_error_ev
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
     poll_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=2, interval=0.01)
     key = _funded(tenant, BALANCE)
-    body = {"model": "deepseek-r1", "max_tokens": 10, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}
+    # max_tokens 1: ended once our count passes 1 + 1 + 16 tokens; the simulated reasoner thinks 30 or more
+    body = {"model": "deepseek-r1", "max_tokens": 1, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}
 
     response = requests.post(f"{gateway.base_url}/v1/messages", json=body, headers={"x-api-key": key}, timeout=20)
 
@@ -164,4 +178,4 @@ def test_an_anthropic_caller_sees_a_stream_ended_at_its_allowance_as_an_error_ev
     assert b"message_stop" not in response.content
     events = _ingest(redis_client, 1)
     [record] = _assert_books_bounded(tenant, events, BALANCE)
-    assert (record.end_state, record.output, record.dialect_in) == ("hold_exhausted", 10, "anthropic")
+    assert (record.end_state, record.output, record.dialect_in) == ("hold_exhausted", 1, "anthropic")
