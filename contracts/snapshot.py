@@ -38,6 +38,10 @@ class OfferingSnapshot:
     cache_ttl_s: int = 300
     quality: float = 0.5  # 0..1, model-level quality prior for the quality mode
     api_key_env: str = ""  # env var holding the platform's key for this provider
+    # Added within schema 1 (older documents lack it: 0). Reasoning tokens the model may spend beyond the
+    # caller's max_tokens (DeepSeek's reasoner: up to 32K); 0 = the caller's cap bounds reasoning too.
+    # The hold prices it (contracts.holds.output_allowance).
+    max_reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

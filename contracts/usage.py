@@ -42,12 +42,15 @@ EndState = Literal[
     "gateway_error",  # our failure after admission (a bug, Redis gone mid-call)
     "rejected",  # refused before anything was held or forwarded
     "hedge_cancelled",  # a hedged attempt cancelled because another answered: provider cost only
+    # the gateway ended the stream: its output passed the call's output allowance (max_tokens plus the
+    # model's reasoning cap, contracts.holds), which its hold priced; charged, clamped to the allowance
+    "hold_exhausted",
     "",
 ]
 END_STATES: tuple[str, ...] = get_args(EndState)
 # The tenant pays for an answer it got or one it walked away from (the provider generated it and bills
 # it); nothing when the answer broke on the provider's or our side. Provider cost is booked in every state.
-CHARGED_END_STATES: frozenset[str] = frozenset({"completed", "client_cancelled", ""})
+CHARGED_END_STATES: frozenset[str] = frozenset({"completed", "client_cancelled", "hold_exhausted", ""})
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,9 @@ class UsageEvent:
     # The W3C traceparent of the gateway's server span when the call was traced ("" when not): metering's
     # ingest span links back to it, so a trace shows when the call was billed.
     traceparent: str = ""
+    # Output tokens the provider reported (or streamed) beyond what the caller allowed (contracts.holds): cut
+    # from ``tokens`` and never charged; the provider's over-report, flagged "output_clamped".
+    output_clamped_tokens: int = 0
     version: int = field(default=USAGE_EVENT_VERSION)
 
     def to_json(self) -> bytes:

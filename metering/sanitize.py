@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from contracts.holds import charge_within_hold
 from contracts.pricing import charge_micros
 from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
 
@@ -70,6 +71,9 @@ def event_price(event: UsageEvent, *, markup_bps: int) -> Priced:
     else:
         flags.append("cost_recomputed")
         charge = charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=event.byok)
+        if event.hold_id and charge > event.hold_micros:  # as the gateway settled it (routing.usage.end_state)
+            charge = charge_within_hold(charge, event.hold_micros)
+            flags.append("charge_capped_at_hold")
     flags += reported_cost_flags(reported, cost)
     return Priced(tokens, cost, max(charge, 0), tuple(dict.fromkeys(flags)), reported)
 

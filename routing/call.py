@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from contracts.holds import output_clamp
 from contracts.keyrecord import KeyRecord
 from contracts.pricing import charge_micros
 from contracts.route_explain import RouteCandidate
@@ -18,6 +19,7 @@ from contracts.usage import MICROS_PER_UNIT, Tokens, UsageEvent, UsageSource, Us
 from routing.asgi_io import request_id_headers
 from routing.limits.admission import Admission
 from routing.usage.answer_facts import AnswerFacts
+from routing.usage.hold import allowance
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import Body, RequestView
@@ -33,6 +35,9 @@ class Bill:
     cost_micros: int
     charge_micros: int
     reported_cost_micros: int | None = None  # the provider's own cost, when its usage says
+    # Output tokens reported (or streamed) beyond the call's output allowance: cut from ``tokens``, never
+    # charged; what the provider bills for them is its over-report (contracts.holds).
+    clamped_output: int = 0
 
     @property
     def charge_usd(self) -> float:
@@ -120,12 +125,21 @@ class Call:
         if memo is not None and memo[0] is self.offering and memo[1] == inputs:
             return memo[2]
         tokens, source, flags = tracker.tokens(self.offering, complete=complete)
+        tokens, clamped = output_clamp(tokens, self.output_allowance())
+        if clamped:
+            flags = (*flags, "output_clamped")
         cost = cost_micros(tokens, self.offering.prices)
         charge = charge_micros(cost_micros=cost, markup_bps=self.record.markup_bps, byok=self.byok)
         reported = tracker.reported_cost() if source == "provider" else None
-        bill = Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported)
+        bill = Bill(tokens, source, flags + tuple(self.extra_flags), cost, charge, reported, clamped)
         self._bill_memo = (self.offering, inputs, bill)
         return bill
+
+    def output_allowance(self) -> int:
+        """The most output (reasoning included) this call may be charged for on its offering: what its
+        hold priced (routing.usage.hold)."""
+        assert self.offering is not None
+        return allowance(self.offering, self.view)
 
     def usage_for_client(self) -> dict[str, object]:
         """The usage object the caller sees, built when the provider's usage has just arrived."""

@@ -25,11 +25,26 @@ from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.upstream_reads import BufferedReads
 from routing.usage.drain import drain
+from routing.usage.end_state import HOLD_EXHAUSTED
 from routing.wire.sse import SseSplitter
 
 log = logging.getLogger("routing.relay")
 
 TIMER_SLACK_S = 1.0  # idle-gap precision traded for fewer timer re-arms on the hot path (at most idle / 4)
+# Our count of a stream's output is 4 characters a token (contracts.tokens); a provider's tokenizer counts
+# code and CJK denser or sparser. A stream is ended only once our count passes its output allowance by this
+# much, so an answer within its max_tokens is never cut; the charge is clamped to the allowance either way.
+CUTOFF_MARGIN_PCT = 100
+CUTOFF_MARGIN_TOKENS = 16
+
+
+class OutputAllowancePassed(Exception):
+    """The stream's output passed what its hold priced: the gateway ends it (end state hold_exhausted)."""
+
+
+def cutoff_tokens(allowance: int) -> int:
+    """Our output count past which a stream is ended (``CUTOFF_MARGIN_PCT`` explains the margin)."""
+    return allowance + allowance * CUTOFF_MARGIN_PCT // 100 + CUTOFF_MARGIN_TOKENS
 
 
 def converter_for(call: Call, upstream_dialect: str) -> StreamConverter:
@@ -106,6 +121,9 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
     except ATTEMPT_ERRORS as exc:
         await _fail_in_band(call, send, _mid_stream_error(exc), converter)
         return
+    except OutputAllowancePassed:
+        await _end_at_allowance(call, send, converter)
+        return
     except asyncio.CancelledError:
         if call.client_gone:  # the provider bills what it generates: read on for its usage (routing.usage.drain)
             await drain(opened, converter, call.facts, idle_s=idle_s, deadline=deadline)
@@ -130,12 +148,16 @@ async def _pump(
     slack = min(TIMER_SLACK_S, idle_s / 4)
     # Per relayed chunk, the loop body is the hot path: methods bound once, no coroutine of our own
     # between the read and the server's send (bench/gateway_instructions.py --profile paced).
-    read, split, observe, feed = (
+    read, split, observe, feed, counted = (
         BufferedReads(opened.response.content).read,
         splitter.feed,
         call.facts.observe,
         converter.feed,
+        call.tracker.output_estimate,
     )
+    # Counted per chunk: reasoning no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its
+    # catalog cap would otherwise run on past what its hold priced, and the provider bills every token of it.
+    cutoff = cutoff_tokens(call.output_allowance())
     expiry: float | None = None  # when the timer fires; only this loop moves it
     async with asyncio.timeout(None) as timer:
         while chunk:
@@ -148,6 +170,8 @@ async def _pump(
                 call.delivered = True
             if converter.done:
                 return
+            if counted() > cutoff:
+                raise OutputAllowancePassed
             now = loop.time()
             if expiry is None or expiry - now < idle_s - slack:
                 expiry = now + min(idle_s, deadline - time.monotonic())
@@ -178,6 +202,20 @@ async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
 async def _before_last_byte(call: Call) -> None:
     if call.before_last_byte is not None:
         await call.before_last_byte()
+
+
+async def _end_at_allowance(call: Call, send: Send, converter: StreamConverter) -> None:
+    """End the stream in-band with a stable code; the upstream is closed (no more tokens generated for
+    us), and the call is charged for its output allowance at most (routing.usage.end_state)."""
+    call.extra_flags.append(HOLD_EXHAUSTED)
+    call.error_code = HOLD_EXHAUSTED
+    error = GatewayError(
+        402, HOLD_EXHAUSTED,
+        "The answer passed the most output this call may be charged for (its max_tokens plus the model's "
+        "reasoning allowance); the gateway ended it.",
+    )  # fmt: skip
+    tail = converter.fail(error) if isinstance(converter, FailsInBand) else call.dialect.stream_error(error)
+    await end_stream(send, tail)
 
 
 def _mid_stream_error(exc: BaseException) -> GatewayError:

@@ -64,6 +64,7 @@ def _rule(fleet: Fleet, data: dict[str, Any]) -> FaultRule:
         count=None if data.get("count") is None else int(data["count"]),
         until=None if duration is None else fleet.clock.now() + float(duration),
         stall_s=None if data.get("stall_s") is None else float(data["stall_s"]),
+        factor=None if data.get("factor") is None else float(data["factor"]),
     )
 
 
@@ -78,7 +79,10 @@ async def add_fault(request: web.Request) -> web.Response:
 
 
 def _rule_view(rule: FaultRule) -> dict[str, Any]:
-    return {name: getattr(rule, name) for name in ("provider", "kind", "model", "rate", "count", "until", "stall_s")}
+    return {
+        name: getattr(rule, name)
+        for name in ("provider", "kind", "model", "rate", "count", "until", "stall_s", "factor")
+    }
 
 
 async def list_faults(request: web.Request) -> web.Response:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from sim.draws import Draws
 from sim.profiles import FAULT_KINDS, Profile
 
+OVERREPORT_FACTOR = 1.15  # a token_overreport fault without a factor: the dishonest reseller's 15 %
+
 
 @dataclass(slots=True)
 class FaultRule:
@@ -17,6 +19,7 @@ class FaultRule:
     count: int | None = None  # fire at most this many times
     until: float | None = None  # sim time after which the rule expires
     stall_s: float | None = None
+    factor: float | None = None  # token_overreport: reported = true x factor (default OVERREPORT_FACTOR)
 
     def matches(self, provider: str, names: tuple[str, str], now: float) -> bool:
         if self.provider not in (provider, "*"):
@@ -30,6 +33,12 @@ class FaultRule:
 class Fault:
     kind: str
     stall_s: float
+    factor: float = OVERREPORT_FACTOR
+
+    @property
+    def overreport(self) -> float:
+        """How much more than it used this answer reports (1.0 unless the fault is token_overreport)."""
+        return self.factor if self.kind == "token_overreport" else 1.0
 
 
 class FaultBook:
@@ -61,5 +70,6 @@ class FaultBook:
             if rule.matches(provider, names, now) and draws.chance(rule.rate):
                 if rule.count is not None:
                     rule.count -= 1
-                return Fault(rule.kind, profile.stall_s if rule.stall_s is None else rule.stall_s)
+                stall_s = profile.stall_s if rule.stall_s is None else rule.stall_s
+                return Fault(rule.kind, stall_s, OVERREPORT_FACTOR if rule.factor is None else rule.factor)
         return None

@@ -30,6 +30,7 @@ class OfferingSpec:
     rpm: int | None = None
     tpm: int | None = None
     status: str = "active"
+    max_reasoning_tokens: int = 0  # reasoning beyond the caller's max_tokens (contracts.holds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,7 @@ def _offering(raw: dict[str, Any]) -> OfferingSpec:
         rpm=raw["rpm"],
         tpm=raw["tpm"],
         status=raw["status"],
+        max_reasoning_tokens=int(raw["max_reasoning_tokens"]),
     )
 
 

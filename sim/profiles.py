@@ -22,6 +22,7 @@ FAULT_KINDS = (
     "stall_mid_stream",
     "stream_cut",
     "slow_drip",
+    "token_overreport",  # answers normally, reports (and bills) more tokens than it used: the rule's factor
 )
 
 

@@ -149,6 +149,7 @@ def _exchange(
     model: str,
     body: dict[str, Any],
     request_id: str,
+    overreport: float = 1.0,  # an injected token_overreport fault's factor (sim/faults.py)
 ) -> Exchange:
     spec, profile = offering.spec, offering.profile
     ttl = spec.cache_ttl_s
@@ -160,7 +161,7 @@ def _exchange(
     truth = SimUsage(
         prompt.tokens, cache.read, cache.write_5m, cache.write_1h, answer.output_tokens, answer.reasoning_tokens
     )
-    reported = truth.inflated(profile.dishonesty.token_overreport)
+    reported = truth.inflated(profile.dishonesty.token_overreport * overreport)
     return Exchange(
         offering=offering,
         prompt=prompt,
@@ -233,7 +234,7 @@ async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.Str
         entry["sim"] = {"fault": fault.kind, "offering": offering.key}
         drop(request, reset=fault.kind == "connection_reset")
         raise ConnectionDropped()
-    x = _exchange(fleet, dialect, offering, prompt, draws, model, body, request_id)
+    x = _exchange(fleet, dialect, offering, prompt, draws, model, body, request_id, fault.overreport if fault else 1.0)
     incidents = active_incidents(offering.profile, fleet.clock)
     timing = draw_timing(
         offering.profile, fleet.clock, draws, uncached_tokens=x.true_usage.input_uncached, incidents=incidents

@@ -47,6 +47,7 @@ def sim_offerings(provider_url: ProviderUrl | str, *, first_id: int = 1) -> list
             keeps_billing_block=spec.keeps_billing_block,
             cache_policy=spec.cache_policy,
             cache_ttl_s=spec.cache_ttl_s,
+            max_reasoning_tokens=spec.max_reasoning_tokens,
         )
         for offering_id, spec in enumerate(specs, start=first_id)
     ]

@@ -136,6 +136,8 @@ def _offering(node: Located, path: str, spec: CatalogSpec, errors: Errors, sim_b
         data["upstream_model"] = data["upstream_model"] or model
         data["context_window"] = data["context_window"] or model_data["context_window"]
         data["max_output"] = data["max_output"] or model_data["max_output"]
+        if data["max_reasoning_tokens"] is None:
+            data["max_reasoning_tokens"] = model_data["max_reasoning_tokens"]
     spec.offerings[(str(model), str(provider))] = data
 
 

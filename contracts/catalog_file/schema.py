@@ -91,6 +91,7 @@ MODEL_FIELDS: dict[str, tuple[Check, Any]] = {
     "author": (_opt_str, ""),
     "context_window": (_pos_int, MISSING),
     "max_output": (_pos_int, MISSING),
+    "max_reasoning_tokens": (_nonneg_int, 0),  # reasoning beyond the caller's max_tokens (contracts.holds)
     "quality": (_unit_float, 0.5),
     "aliases": (lambda v: None if isinstance(v, list) else "must be a list", ()),  # items: parse.py
 }
@@ -107,6 +108,7 @@ OFFERING_FIELDS: dict[str, tuple[Check, Any]] = {
     "keeps_billing_block": (_opt(_bool), None),
     "context_window": (_opt(_pos_int), None),
     "max_output": (_opt(_pos_int), None),
+    "max_reasoning_tokens": (_opt(_nonneg_int), None),
     "prices": (lambda v: None, MISSING),  # checked by PRICE_FIELDS
     "parameters": (lambda v: None, ()),  # checked item by item
     "rpm": (_opt(_pos_int), None),

@@ -40,6 +40,8 @@ class Model(models.Model):
     author = models.CharField(max_length=100, blank=True)
     context_window = models.PositiveIntegerField()
     max_output = models.PositiveIntegerField()
+    # Reasoning tokens the model may spend beyond the caller's max_tokens (docs/catalog-format.md).
+    max_reasoning_tokens = models.PositiveIntegerField(default=0)
     quality = models.FloatField(default=0.5)
     aliases = models.JSONField(default=list, blank=True)  # other names callers send (contracts.model_names)
 
@@ -60,6 +62,7 @@ class Offering(models.Model):
     keeps_billing_block = models.BooleanField(null=True, blank=True)
     context_window = models.PositiveIntegerField()
     max_output = models.PositiveIntegerField()
+    max_reasoning_tokens = models.PositiveIntegerField(default=0)  # the model's unless the file overrides it
     parameters = models.JSONField(default=list)
     rpm = models.PositiveIntegerField(null=True, blank=True)
     tpm = models.PositiveIntegerField(null=True, blank=True)

@@ -13,7 +13,9 @@ from outbox.models import Topic
 from outbox.services import outbox_add
 
 OFFERING_OVERRIDES = PROVIDER_OVERRIDABLE  # left out (None) -> the provider's value at publish time
-OFFERING_PLAIN = ("upstream_model", "context_window", "max_output", "parameters", "rpm", "tpm", "status")
+OFFERING_PLAIN = (
+    "upstream_model", "context_window", "max_output", "max_reasoning_tokens", "parameters", "rpm", "tpm", "status",
+)  # fmt: skip
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning")
 
 

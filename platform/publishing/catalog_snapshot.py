@@ -53,6 +53,7 @@ def offering_snapshot(offering: Offering) -> OfferingSnapshot | None:
         cache_ttl_s=int(_override(offering.cache_ttl_s, provider.cache_ttl_s)),  # type: ignore[call-overload]
         quality=offering.model.quality,
         api_key_env=provider.api_key_env,
+        max_reasoning_tokens=offering.max_reasoning_tokens,
     )
 
 

@@ -9,7 +9,6 @@ from functools import partial
 from typing import Any
 
 from contracts.keyrecord import KeyRecord
-from contracts.pricing import charge_micros, worst_case_cost_micros
 from contracts.snapshot import OfferingSnapshot
 from routing import tracing
 from routing.accounting import account, account_unread, hand_off_early
@@ -27,13 +26,13 @@ from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
 from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
 from routing.usage.end_state import end_state
+from routing.usage.hold import call_hold
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
 
 log = logging.getLogger("routing.completions")
 
-INPUT_ESTIMATE_MARGIN_PCT = 50  # holds assume up to 1.5x our input estimate: the provider's count is what bills
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
 
@@ -137,7 +136,7 @@ async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     view.model = route.offerings[0].model  # auto: the chosen model names and bills the answer
     call.route_reason = f"{alias_reason};{route.reason}" if alias_reason else route.reason
     call.explain_route = route.candidates
-    hold = max(_worst_case(o, view, call) for o in route.offerings)
+    hold = max(call_hold(o, view, record) for o in route.offerings)
     reserve = view.input_estimate + min(view.max_tokens or 10**9, max(o.max_output for o in route.offerings))
     lifetime = gateway.config.deadline_s + gateway.config.hold_grace_s
     with tracing.span("admission"):
@@ -170,21 +169,3 @@ def _plan(
         state=gateway.catalog, health=gateway.health, strategy=gateway.strategy, record=call.record, model=call.view.model,
         need=need, prefs=prefs, mode=call.mode, affinity=affinity, limits=gateway.limits,
     )  # fmt: skip
-
-
-def _worst_case(offering: OfferingSnapshot, view: RequestView, call: Call) -> int:
-    """Tenant charge if the input (with the estimate's margin) lands at the dearest input-side price
-    (cache writes included) and every allowed output token is used at the dearer of output and reasoning."""
-    cost = worst_case_cost_micros(
-        input_tokens=_with_margin(view.input_estimate),
-        output_tokens=min(view.max_tokens or offering.max_output, offering.max_output),
-        prices=offering.prices,
-    )
-    return charge_micros(
-        cost_micros=cost, markup_bps=call.record.markup_bps, byok=offering.provider in call.record.byok
-    )
-
-
-def _with_margin(estimate: int) -> int:
-    """Our estimate is ~4 characters a token; real tokenizers count code and JSON denser."""
-    return estimate + estimate * INPUT_ESTIMATE_MARGIN_PCT // 100

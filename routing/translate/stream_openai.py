@@ -8,7 +8,7 @@ import orjson
 
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
-from routing.usage.tracker import OPENAI_TEXT_KEYS, UsageTracker, openai_delta_text
+from routing.usage.tracker import OPENAI_OUTPUT_KEYS, UsageTracker, openai_delta_output
 from routing.wire.sse import SseEvent, frame
 
 DONE = b"[DONE]"
@@ -38,7 +38,7 @@ class OpenAIPassthrough:
         data = event.data
         # the common token chunk first, without a call: "usage":null (the gateway asks for stream usage)
         if (data.find(b'"usage":null') != -1 or not _may_carry_usage(data)) and data.find(b'"error"') == -1:
-            self.tracker.delivered_json(data, OPENAI_TEXT_KEYS)  # hot path: forwarded untouched, not parsed
+            self.tracker.delivered_json(data, OPENAI_OUTPUT_KEYS)  # hot path: forwarded untouched, not parsed
             return event.raw
         chunk = orjson.loads(data)
         if "error" in chunk:
@@ -46,10 +46,10 @@ class OpenAIPassthrough:
             return event.raw
         usage = chunk.get("usage")
         if not usage:
-            self.tracker.delivered(openai_delta_text(chunk))
+            self.tracker.delivered(openai_delta_output(chunk))
             return event.raw
         self.tracker.merge(usage)
-        self.tracker.delivered(openai_delta_text(chunk))
+        self.tracker.delivered(openai_delta_output(chunk))
         return self._rewrite_usage(chunk)
 
     def _rewrite_usage(self, chunk: dict[str, Any]) -> bytes:

@@ -64,6 +64,7 @@ def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -
         finish_reason=call.facts.finish_reason,
         upstream_id=call.facts.upstream_id,
         traceparent=traceparent(),
+        output_clamped_tokens=bill.clamped_output,
     )
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from contracts.holds import charge_within_hold
 from contracts.usage import CHARGED_END_STATES, EndState
 from routing.call import Bill, Call
 from routing.usage.answer_facts import with_thinking
+
+HOLD_EXHAUSTED = "hold_exhausted"  # the flag routing.relay sets when it ends a stream at its output allowance
 
 
 def end_state(call: Call) -> EndState:
@@ -18,6 +21,8 @@ def end_state(call: Call) -> EndState:
     awaited (``call.admission`` is still None then)."""
     if call.status == "rejected":
         return "rejected"
+    if HOLD_EXHAUSTED in call.extra_flags:  # ended by us at its allowance (routing.relay), whoever left after
+        return "hold_exhausted"
     if call.client_gone:
         return _client_gone(call)
     if call.status == "ok" and call.complete:
@@ -51,4 +56,13 @@ def final_bill(call: Call, state: EndState) -> Bill:
     tokens, flags = with_thinking(bill.tokens, call.facts, prices)
     if flags:
         bill = replace(bill, tokens=tokens, flags=(*bill.flags, *flags))
-    return tenant_bill(bill, state)
+    return within_hold(tenant_bill(bill, state), call.admission.hold_micros if call.admission else None)
+
+
+def within_hold(bill: Bill, hold: int | None) -> Bill:
+    """The charge never passes the hold admission took (contracts.holds.charge_within_hold): flagged
+    ``charge_capped_at_hold`` when it would have (input beyond the estimate's margin)."""
+    if hold is None or bill.charge_micros <= hold:
+        return bill
+    return replace(bill, charge_micros=charge_within_hold(bill.charge_micros, hold),
+                   flags=(*bill.flags, "charge_capped_at_hold"))  # fmt: skip

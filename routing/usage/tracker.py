@@ -121,6 +121,10 @@ def _with_output_floor(tokens: Tokens, delivered: int) -> Tokens:
 # A JSON member whose key is matched with its quotes is structural: inside a string every quote is
 # escaped, so text that merely contains "content": never matches.
 OPENAI_TEXT_KEYS = (b'"content":', b'"arguments":')
+# What a forwarded-untouched chat chunk delivers in all: its text plus streamed reasoning (DeepSeek's
+# reasoning_content, OpenRouter's reasoning), which the provider bills as output. The stream's cut-off at
+# its output allowance counts it (routing.relay); translated streams count reasoning where they convert it.
+OPENAI_OUTPUT_KEYS = (*OPENAI_TEXT_KEYS, b'"reasoning_content":', b'"reasoning":')
 ANTHROPIC_TEXT_KEYS = (b'"text":', b'"partial_json":', b'"thinking":')
 
 
@@ -143,6 +147,15 @@ def _decode(span: bytes) -> str:
     except orjson.JSONDecodeError:
         return span.decode("utf-8", "replace")
     return text if isinstance(text, str) else ""
+
+
+def openai_delta_output(chunk: dict[str, Any]) -> str:
+    """Text plus reasoning a chat-completions chunk delivers (``OPENAI_OUTPUT_KEYS`` of a parsed chunk)."""
+    text = openai_delta_text(chunk)
+    choices = chunk.get("choices") or ()
+    delta = (choices[0].get("delta") or {}) if choices and isinstance(choices[0], dict) else {}
+    reasoning = delta.get("reasoning_content") or delta.get("reasoning") if isinstance(delta, dict) else None
+    return text + reasoning if isinstance(reasoning, str) else text
 
 
 def openai_delta_text(chunk: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ USAGE_FIELDS = {
     "route_reason", "tokens", "usage_source", "prices", "cost_micros", "charge_micros", "status",
     "http_status", "stream", "byok", "dialect_in", "started_at", "ttft_ms", "total_ms", "attempts",
     "hold_id", "hold_micros", "cache_fingerprint", "flags", "finished_at", "error_code", "route_candidates",
-    "provider_cost_micros", "end_state", "finish_reason", "upstream_id", "traceparent", "version",
+    "provider_cost_micros", "end_state", "finish_reason", "upstream_id", "traceparent", "output_clamped_tokens", "version",
 }  # fmt: skip
 ROUTE_CANDIDATE_FIELDS = {"provider", "offering_id", "verdict", "score", "parts", "flags"}
 STATS_FIELDS = {
@@ -72,9 +72,10 @@ def test_usage_statuses_are_pinned_and_rejected_calls_carry_their_error_code():
 def test_end_states_are_pinned_and_only_a_delivered_or_abandoned_answer_is_charged():
     assert END_STATES == (
         "completed", "client_cancelled", "client_gone_before_answer", "client_gone_in_admission", "upstream_cut",
-        "upstream_timeout", "upstream_error", "gateway_error", "rejected", "hedge_cancelled", "",
+        "upstream_timeout", "upstream_error", "gateway_error", "rejected", "hedge_cancelled", "hold_exhausted", "",
     )  # fmt: skip
-    assert sorted(CHARGED_END_STATES) == ["", "client_cancelled", "completed"]  # "": an event from before them
+    # "": an event from before them; hold_exhausted: ended at its output allowance, charged within its hold
+    assert sorted(CHARGED_END_STATES) == ["", "client_cancelled", "completed", "hold_exhausted"]
     old = orjson.loads(_event().to_json())
     for name in ("end_state", "finish_reason", "upstream_id"):
         del old[name]
