@@ -51,9 +51,8 @@ def _generations(stack, key: str) -> list[dict[str, object]]:
 
 @pytest.fixture
 def own_key(stack) -> str:
-    """A key of the demo tenant for this test alone, so its generations are only this client's. The agents
-    run with their own default model ids, newer than the catalog: the key opts in to model family fallback."""
-    result = stack.make("manage", "ARGS=create_api_key --tenant demo --name agent --model-family-fallback")
+    """A key of the demo tenant for this test alone, so its generations are only this client's."""
+    result = stack.make("manage", "ARGS=create_api_key --tenant demo --name agent")
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 

@@ -13,7 +13,6 @@ import orjson
 import pytest
 
 from tests.routing.conftest import sim_requests
-from tests.routing.harness import make_tenant
 
 TOOLS = Path(__file__).resolve().parents[1] / ".tools"
 CLAUDE = TOOLS / "node_modules" / ".bin" / "claude"
@@ -74,11 +73,10 @@ CLAUDE_MODELS = {"claude-opus-4.1", "claude-sonnet-4.5", "claude-haiku-4.5"}
     [([], "claude-opus-4.1"), (["--model", "sonnet"], "claude-sonnet-4.5"), (["--model", "opus"], "claude-opus-4.1")],
     ids=["default", "sonnet", "opus"],
 )
-def test_claude_code_out_of_the_box_model_names_resolve(gateway, sim, redis_client, tmp_path, model_args, expected):
-    """No model variables: Claude Code sends its own full ids (its default is a newer opus id than
-    the catalog knows; ``--model sonnet`` becomes e.g. ``claude-sonnet-5-5``): the family rule serves
-    them for a key that opted in to model family fallback (without it they are a 404 naming the family)."""
-    tenant = make_tenant(redis_client, model_family_fallback=True)
+def test_claude_code_out_of_the_box_model_names_resolve(gateway, sim, tenant, tmp_path, model_args, expected):
+    """No model variables, no family fallback: Claude Code sends its own full ids (its default is a newer
+    opus id than the catalog knows; ``--model sonnet`` becomes e.g. ``claude-sonnet-5``), which the catalog
+    lists as aliases, so its users are served out of the box."""
     claude = _claude_cli()
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()

@@ -58,13 +58,13 @@ def test_with_family_fallback_an_unknown_member_goes_to_the_newest_of_its_family
     raw = claude.messages.with_raw_response.create(model="claude-haiku-9-9", max_tokens=50, messages=HI)
     assert raw.parse().model == "claude-haiku-4.5"
     assert raw.headers["x-tokenway-route"].startswith("family:claude-haiku-9-9->claude-haiku-4.5;")
-    completion = oai.chat.completions.with_raw_response.create(model="gpt-6.2-sol", messages=HI, max_tokens=20)
+    completion = oai.chat.completions.with_raw_response.create(model="gpt-7.1-nova", messages=HI, max_tokens=20)
     assert completion.parse().model == "gpt-5"
-    assert completion.headers["x-tokenway-route"].startswith("family:gpt-6.2-sol->gpt-5;")
+    assert completion.headers["x-tokenway-route"].startswith("family:gpt-7.1-nova->gpt-5;")
     events = tenant.wait_events(2)
     assert [e["model"] for e in events] == ["claude-haiku-4.5", "gpt-5"]
     assert [e["route_reason"].split(";")[0] for e in events] == [
-        "family:claude-haiku-9-9->claude-haiku-4.5", "family:gpt-6.2-sol->gpt-5",
+        "family:claude-haiku-9-9->claude-haiku-4.5", "family:gpt-7.1-nova->gpt-5",
     ]  # fmt: skip
 
 
@@ -92,7 +92,7 @@ def test_an_unknown_version_is_a_404_for_the_anthropic_sdk_naming_the_family(cla
 
 @pytest.mark.adversarial
 @pytest.mark.parametrize(
-    ("asked", "newest"), [("gpt-9-imaginary", "gpt-5"), ("gpt-6.2-sol", "gpt-5"), ("gpt-6-mini", "gpt-5-mini")]
+    ("asked", "newest"), [("gpt-9-imaginary", "gpt-5"), ("gpt-7.1-nova", "gpt-5"), ("gpt-6-mini", "gpt-5-mini")]
 )
 def test_an_unknown_version_is_a_404_for_the_openai_sdk_naming_the_family(oai, tenant, sim, asked, newest):
     before = tenant.avail()
@@ -155,5 +155,5 @@ def test_models_list_shows_aliases_and_official_ids(oai):
 
 def test_responses_api_with_the_codex_default_model_is_served_by_the_newest_gpt_with_fallback(fallback):
     _, oai, _ = fallback
-    response = oai.responses.create(model="gpt-6.2-sol", input="Say hi", max_output_tokens=30)
+    response = oai.responses.create(model="gpt-7.1-nova", input="Say hi", max_output_tokens=30)
     assert response.model == "gpt-5" and response.output_text
