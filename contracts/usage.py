@@ -11,12 +11,20 @@ field bumps the version, and a reader refuses versions it does not know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 import orjson
 
 from contracts.route_explain import RouteCandidate
+from contracts.storable import (
+    EPOCH_MAX_S,
+    float_storable,
+    identity_storable,
+    int_storable,
+    json_storable,
+    text_storable,
+)
 
 USAGE_EVENT_VERSION = 1
 MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (USD)
@@ -152,4 +160,80 @@ class UsageEvent:
         data["prices"] = Prices(**data["prices"]) if data.get("prices") else None
         data["flags"] = tuple(data.get("flags") or ())
         data["route_candidates"] = tuple(RouteCandidate.from_dict(c) for c in data.get("route_candidates") or ())
-        return cls(**data)
+        return cls(**data).storable()
+
+    def storable(self) -> UsageEvent:
+        """This event with every value PostgreSQL would refuse made storable (contracts.storable): the
+        gateway calls it where it builds the event, metering where it reads one. ``self`` when nothing
+        needed it (the common case: a few C-speed checks). Raises TypeError for a value of the wrong
+        type (a number that is a string): that is not an event to guess at."""
+        changes: dict[str, Any] = {}
+        for name, limit in TEXT_COLUMNS.items():
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_TEXT:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(f"usage event field {name} must be text, not {type(value).__name__}")
+            fixed = identity_storable(value, limit) if name == "request_id" else text_storable(value, limit)
+            if fixed is not value:
+                changes[name] = fixed
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and int_storable(value) != value:
+                changes[name] = int_storable(value)
+        tokens = Tokens(*(int_storable(getattr(self.tokens, t.name)) for t in fields(Tokens)))
+        if tokens != self.tokens:
+            changes["tokens"] = tokens
+        if self.prices is not None:
+            prices = _prices_storable(self.prices)
+            if prices != self.prices:
+                changes["prices"] = prices
+        for name in ("started_at", "finished_at"):
+            value = getattr(self, name)
+            if float_storable(value, 0.0, EPOCH_MAX_S) != value:
+                changes[name] = float_storable(value, 0.0, EPOCH_MAX_S)
+        if float_storable(self.total_ms) != self.total_ms:
+            changes["total_ms"] = float_storable(self.total_ms)
+        if self.ttft_ms is not None and float_storable(self.ttft_ms) != self.ttft_ms:
+            changes["ttft_ms"] = float_storable(self.ttft_ms)
+        flags = tuple(text_storable(str(flag), FLAG_CHARS) for flag in self.flags)
+        if flags != self.flags:
+            changes["flags"] = flags
+        candidates = tuple(_candidate_storable(c) for c in self.route_candidates)
+        if candidates != self.route_candidates:
+            changes["route_candidates"] = candidates
+        return replace(self, **changes) if changes else self
+
+
+# Text fields -> the size of the column that stores them (metering's usage record; tests/contracts pins
+# the two together). Fields metering does not store are bounded too: they travel in every copy.
+TEXT_COLUMNS: dict[str, int] = {
+    "request_id": 64, "model": 100, "provider": 63, "region": 32, "route_mode": 16, "route_reason": 200,
+    "usage_source": 16, "status": 32, "dialect_in": 16, "cache_fingerprint": 128, "error_code": 64,
+    "end_state": 32, "finish_reason": 64, "upstream_id": 128, "hold_id": 64, "traceparent": 128,
+}  # fmt: skip
+_OPTIONAL_TEXT = frozenset({"provider", "cache_fingerprint", "hold_id"})
+_INT_FIELDS = ("tenant_id", "key_id", "offering_id", "cost_micros", "charge_micros", "hold_micros",
+               "provider_cost_micros", "http_status", "attempts")  # fmt: skip
+FLAG_CHARS = 64  # a flag is a short word of ours ("clamped_output"); anything longer is clipped
+
+
+def _prices_storable(prices: Prices) -> Prices:
+    return Prices(
+        input=int_storable(prices.input), output=int_storable(prices.output),
+        cache_read=int_storable(prices.cache_read), cache_write_5m=int_storable(prices.cache_write_5m),
+        cache_write_1h=int_storable(prices.cache_write_1h),
+        reasoning=None if prices.reasoning is None else int_storable(prices.reasoning),
+        version=int_storable(prices.version, 0, 2**31 - 1),  # an integer column
+    )  # fmt: skip
+
+
+def _candidate_storable(candidate: RouteCandidate) -> RouteCandidate:
+    texts = (candidate.provider, candidate.verdict, *candidate.flags)
+    if all(text.isascii() and "\x00" not in text for text in texts) and type(candidate.offering_id) is int:
+        return candidate  # the gateway's own words from the catalog: the usual case
+    return RouteCandidate(
+        provider=text_storable(candidate.provider), offering_id=int_storable(candidate.offering_id),
+        verdict=text_storable(candidate.verdict), score=candidate.score, parts=json_storable(candidate.parts),
+        flags=tuple(text_storable(flag) for flag in candidate.flags),
+    )  # fmt: skip
