@@ -11,6 +11,8 @@ field bumps the version, and a reader refuses versions it does not know.
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
@@ -167,6 +169,11 @@ class UsageEvent:
         gateway calls it where it builds the event, metering where it reads one. ``self`` when nothing
         needed it (the common case: a few C-speed checks). Raises TypeError for a value of the wrong
         type (a number that is a string): that is not an event to guess at."""
+        if _plainly_storable(self):
+            return self
+        return self._repaired()
+
+    def _repaired(self) -> UsageEvent:
         changes: dict[str, Any] = {}
         for name, limit in TEXT_COLUMNS.items():
             value = getattr(self, name)
@@ -216,6 +223,41 @@ _OPTIONAL_TEXT = frozenset({"provider", "cache_fingerprint", "hold_id"})
 _INT_FIELDS = ("tenant_id", "key_id", "offering_id", "cost_micros", "charge_micros", "hold_micros",
                "provider_cost_micros", "http_status", "attempts")  # fmt: skip
 FLAG_CHARS = 64  # a flag is a short word of ours ("clamped_output"); anything longer is clipped
+
+
+_TEXT_LIMITS = tuple(TEXT_COLUMNS.values())
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+def _plainly_storable(e: UsageEvent) -> bool:
+    """The gateway's usual event, checked with a few C-speed scans: ASCII text without NUL and within its
+    column, integers inside bigint, times in range. False sends it through the full repair (which may
+    still change nothing: non-ASCII text is fine). Text in ``TEXT_COLUMNS`` order."""
+    texts = (e.request_id, e.model, e.provider or "", e.region, e.route_mode, e.route_reason, e.usage_source,
+             e.status, e.dialect_in, e.cache_fingerprint or "", e.error_code, e.end_state, e.finish_reason,
+             e.upstream_id, e.hold_id or "", e.traceparent)  # fmt: skip
+    t, p = e.tokens, e.prices
+    numbers: tuple[int, ...] = (e.tenant_id, e.key_id, e.offering_id or 0, e.cost_micros, e.charge_micros, e.hold_micros,
+               e.provider_cost_micros or 0, e.http_status, e.attempts, t.input_uncached, t.cache_read,
+               t.cache_write_5m, t.cache_write_1h, t.output, t.reasoning)  # fmt: skip
+    if p is not None:
+        numbers += (p.input, p.output, p.cache_read, p.cache_write_5m, p.cache_write_1h, p.reasoning or 0, p.version)
+    try:
+        joined = "".join(texts) + "".join(e.flags)
+        if not joined.isascii() or "\x00" in joined or any(map(operator.gt, map(len, texts), _TEXT_LIMITS)):
+            return False
+        if min(numbers) < _INT_MIN or max(numbers) > _INT_MAX or (p is not None and p.version >= 2**31):
+            return False
+    except TypeError:  # a value of the wrong type: the repair names it
+        return False
+    if not (0.0 <= e.started_at <= EPOCH_MAX_S and 0.0 <= e.finished_at <= EPOCH_MAX_S):
+        return False  # NaN fails every comparison: repaired too
+    if not (0.0 <= e.total_ms < math.inf and (e.ttft_ms is None or 0.0 <= e.ttft_ms < math.inf)):
+        return False
+    if any(len(flag) > FLAG_CHARS for flag in e.flags):
+        return False
+    words = "".join([c.provider + c.verdict + "".join(c.flags) for c in e.route_candidates])
+    return words.isascii() and "\x00" not in words
 
 
 def _prices_storable(prices: Prices) -> Prices:

@@ -11,6 +11,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from io import StringIO
+from typing import Any
 
 import pytest
 import requests
@@ -43,8 +44,8 @@ def _call(base_url: str, key: str, model: str = "gpt-4.1-mini") -> requests.Resp
                          headers=headers, timeout=20)  # fmt: skip
 
 
-def _payer(slug: str) -> tuple[object, str]:
-    tenant = TenantFactory(slug=slug)
+def _payer(slug: str) -> tuple[Any, str]:
+    tenant: Any = TenantFactory(slug=slug)
     balance_topup(tenant=tenant, amount_micros=TOPUP, idempotency_key=f"topup:{slug}", source="stripe")
     tenant_available_ensure(tenant=tenant)
     return tenant, issue_key(tenant, name="app")[1]
