@@ -13,8 +13,6 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from metering.pipeline_health import usage_pipeline_state
-from routing.metrics import GATEWAYS
 from tokenway.redis_client import get_broker_redis, get_redis
 
 WORKER_HEARTBEAT_PREFIX = "tw:worker:heartbeat:"
@@ -91,6 +89,10 @@ def check_usage() -> ComponentStatus:
     """The usage pipeline: dead letters, stuck entries, billing lag (metering.pipeline_health), and the
     usage spool of each gateway in this process. A problem here degrades /healthz without failing it:
     the platform still serves; operators act on the problems listed."""
+    # Imported here: devtools.stack_ready imports this module before Django is set up.
+    from metering.pipeline_health import usage_pipeline_state
+    from routing.metrics import GATEWAYS
+
     spools = [gateway.spool.state() for gateway in GATEWAYS.running()]
     problems = [f"usage spool unwritable ({s['held']} events held in memory)" for s in spools if not s["writable"]]
     problems += [f"{s['held']} usage events held in memory" for s in spools if s["writable"] and s["held"]]
