@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from contracts.redis_keys import HOLD_EXPIRIES, USAGE_STREAM, tenant_hold_expiries
+from contracts.redis_keys import HOLD_EXPIRIES, USAGE_GROUP, USAGE_STREAM, tenant_hold_expiries
 from metering.consumer import group_ensure
 from metering.dead_letters import DEAD_LETTER_STREAM
 from metering.holds import hold_place, hold_settle
@@ -82,3 +82,13 @@ def test_dead_letters_and_billing_behind_are_found(tenant, redis_client):
     assert set(found) == {"usage_dead_lettered", "usage_behind"}
     assert found["usage_behind"]["dead_letters"] == 1 and found["usage_behind"]["undelivered"] == 1
     assert found["usage_behind"]["oldest_unbilled_s"] > 60
+
+
+def test_an_entry_taken_and_never_acknowledged_is_stuck(tenant, redis_client):
+    group_ensure(redis_client)
+    entry_id = redis_client.xadd(USAGE_STREAM, {"e": make_event(tenant.pk).to_json()})
+    redis_client.xreadgroup(USAGE_GROUP, "a-consumer-that-died", {USAGE_STREAM: ">"}, count=10)
+    assert "usage_stuck" not in {finding.check for finding in check_usage_pipeline()}  # taken a moment ago
+    redis_client.xclaim(USAGE_STREAM, USAGE_GROUP, "a-consumer-that-died", 0, [entry_id], idle=120_000)  # 2 min idle
+    found = {finding.check: finding.detail for finding in check_usage_pipeline()}
+    assert found["usage_stuck"]["stuck"] == 1 and found["usage_stuck"]["pending"] == 1
