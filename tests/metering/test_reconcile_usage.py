@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from contracts import redis_keys as rk
 from contracts.redis_keys import HOLD_EXPIRIES, USAGE_GROUP, USAGE_STREAM, tenant_hold_expiries
 from metering.consumer import group_ensure
 from metering.dead_letters import DEAD_LETTER_STREAM
@@ -92,3 +93,23 @@ def test_an_entry_taken_and_never_acknowledged_is_stuck(tenant, redis_client):
     redis_client.xclaim(USAGE_STREAM, USAGE_GROUP, "a-consumer-that-died", 0, [entry_id], idle=120_000)  # 2 min idle
     found = {finding.check: finding.detail for finding in check_usage_pipeline()}
     assert found["usage_stuck"]["stuck"] == 1 and found["usage_stuck"]["pending"] == 1
+
+
+def test_the_pipeline_checks_work_on_a_redis_cluster(cluster_client):
+    """Dead letters and their counter, the pipeline state over shards in several slots, and the per-tenant
+    MULTI of the hold check (one slot per tenant) on a real 3-master cluster."""
+    from metering.books_usage import holds_without_expiry
+    from metering.dead_letters import Unbookable, dead_letters_add, dead_letters_list
+    from metering.pipeline_health import usage_pipeline_state
+
+    streams = [rk.usage_stream(shard) for shard in range(3)]
+    group_ensure(cluster_client, streams)
+    dead_letters_add(cluster_client, stream=streams[1], letters=[Unbookable(b"1-0", b"{}", "ValueError: x")] * 2)
+    assert [letter.source_stream for letter in dead_letters_list(cluster_client)] == [streams[1]] * 2
+    state = usage_pipeline_state(cluster_client, streams)
+    assert (state.dead_letters, state.dead_lettered_total, state.stuck) == (2, 2, 0)
+    for tenant_id in (1, 2, 3):
+        cluster_client.set(rk.tenant_available(tenant_id), 10_000)
+        assert hold_place(cluster_client, tenant_id=tenant_id, hold_id="h", amount_micros=10, ttl_s=60)
+    cluster_client.zrem(rk.tenant_hold_expiries(2), "2:h")
+    assert holds_without_expiry(cluster_client, tenant_ids=[1, 2, 3]) == [(2, "h", 10)]
