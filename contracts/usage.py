@@ -11,12 +11,22 @@ field bumps the version, and a reader refuses versions it does not know.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import operator
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 import orjson
 
 from contracts.route_explain import RouteCandidate
+from contracts.storable import (
+    EPOCH_MAX_S,
+    float_storable,
+    identity_storable,
+    int_storable,
+    json_storable,
+    text_storable,
+)
 
 USAGE_EVENT_VERSION = 1
 MICROS_PER_UNIT = 1_000_000  # amounts are integer micro-units of the currency (USD)
@@ -158,4 +168,120 @@ class UsageEvent:
         data["prices"] = Prices(**data["prices"]) if data.get("prices") else None
         data["flags"] = tuple(data.get("flags") or ())
         data["route_candidates"] = tuple(RouteCandidate.from_dict(c) for c in data.get("route_candidates") or ())
-        return cls(**data)
+        return cls(**data).storable()
+
+    def storable(self) -> UsageEvent:
+        """This event with every value PostgreSQL would refuse made storable (contracts.storable): the
+        gateway calls it where it builds the event, metering where it reads one. ``self`` when nothing
+        needed it (the common case: a few C-speed checks). Raises TypeError for a value of the wrong
+        type (a number that is a string): that is not an event to guess at."""
+        if _plainly_storable(self):
+            return self
+        return self._repaired()
+
+    def _repaired(self) -> UsageEvent:
+        changes: dict[str, Any] = {}
+        for name, limit in TEXT_COLUMNS.items():
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL_TEXT:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(f"usage event field {name} must be text, not {type(value).__name__}")
+            fixed = identity_storable(value, limit) if name == "request_id" else text_storable(value, limit)
+            if fixed is not value:
+                changes[name] = fixed
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if value is not None and int_storable(value) != value:
+                changes[name] = int_storable(value)
+        tokens = Tokens(*(int_storable(getattr(self.tokens, t.name)) for t in fields(Tokens)))
+        if tokens != self.tokens:
+            changes["tokens"] = tokens
+        if self.prices is not None:
+            prices = _prices_storable(self.prices)
+            if prices != self.prices:
+                changes["prices"] = prices
+        for name in ("started_at", "finished_at"):
+            value = getattr(self, name)
+            if float_storable(value, 0.0, EPOCH_MAX_S) != value:
+                changes[name] = float_storable(value, 0.0, EPOCH_MAX_S)
+        if float_storable(self.total_ms) != self.total_ms:
+            changes["total_ms"] = float_storable(self.total_ms)
+        if self.ttft_ms is not None and float_storable(self.ttft_ms) != self.ttft_ms:
+            changes["ttft_ms"] = float_storable(self.ttft_ms)
+        flags = tuple(text_storable(str(flag), FLAG_CHARS) for flag in self.flags)
+        if flags != self.flags:
+            changes["flags"] = flags
+        candidates = tuple(_candidate_storable(c) for c in self.route_candidates)
+        if candidates != self.route_candidates:
+            changes["route_candidates"] = candidates
+        return replace(self, **changes) if changes else self
+
+
+# Text fields -> the size of the column that stores them (metering's usage record; tests/contracts pins
+# the two together). Fields metering does not store are bounded too: they travel in every copy.
+TEXT_COLUMNS: dict[str, int] = {
+    "request_id": 64, "model": 100, "provider": 63, "region": 32, "route_mode": 16, "route_reason": 200,
+    "usage_source": 16, "status": 32, "dialect_in": 16, "cache_fingerprint": 128, "error_code": 64,
+    "end_state": 32, "finish_reason": 64, "upstream_id": 128, "hold_id": 64, "traceparent": 128,
+}  # fmt: skip
+_OPTIONAL_TEXT = frozenset({"provider", "cache_fingerprint", "hold_id"})
+_INT_FIELDS = ("tenant_id", "key_id", "offering_id", "cost_micros", "charge_micros", "hold_micros",
+               "provider_cost_micros", "http_status", "attempts")  # fmt: skip
+FLAG_CHARS = 64  # a flag is a short word of ours ("clamped_output"); anything longer is clipped
+
+
+_TEXT_LIMITS = tuple(TEXT_COLUMNS.values())
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+def _plainly_storable(e: UsageEvent) -> bool:
+    """The gateway's usual event, checked with a few C-speed scans: ASCII text without NUL and within its
+    column, integers inside bigint, times in range. False sends it through the full repair (which may
+    still change nothing: non-ASCII text is fine). Text in ``TEXT_COLUMNS`` order."""
+    texts = (e.request_id, e.model, e.provider or "", e.region, e.route_mode, e.route_reason, e.usage_source,
+             e.status, e.dialect_in, e.cache_fingerprint or "", e.error_code, e.end_state, e.finish_reason,
+             e.upstream_id, e.hold_id or "", e.traceparent)  # fmt: skip
+    t, p = e.tokens, e.prices
+    numbers: tuple[int, ...] = (e.tenant_id, e.key_id, e.offering_id or 0, e.cost_micros, e.charge_micros, e.hold_micros,
+               e.provider_cost_micros or 0, e.http_status, e.attempts, t.input_uncached, t.cache_read,
+               t.cache_write_5m, t.cache_write_1h, t.output, t.reasoning)  # fmt: skip
+    if p is not None:
+        numbers += (p.input, p.output, p.cache_read, p.cache_write_5m, p.cache_write_1h, p.reasoning or 0, p.version)
+    try:
+        joined = "".join(texts) + "".join(e.flags)
+        if not joined.isascii() or "\x00" in joined or any(map(operator.gt, map(len, texts), _TEXT_LIMITS)):
+            return False
+        if min(numbers) < _INT_MIN or max(numbers) > _INT_MAX or (p is not None and p.version >= 2**31):
+            return False
+    except TypeError:  # a value of the wrong type: the repair names it
+        return False
+    if not (0.0 <= e.started_at <= EPOCH_MAX_S and 0.0 <= e.finished_at <= EPOCH_MAX_S):
+        return False  # NaN fails every comparison: repaired too
+    if not (0.0 <= e.total_ms < math.inf and (e.ttft_ms is None or 0.0 <= e.ttft_ms < math.inf)):
+        return False
+    if any(len(flag) > FLAG_CHARS for flag in e.flags):
+        return False
+    words = "".join([c.provider + c.verdict + "".join(c.flags) for c in e.route_candidates])
+    return words.isascii() and "\x00" not in words
+
+
+def _prices_storable(prices: Prices) -> Prices:
+    return Prices(
+        input=int_storable(prices.input), output=int_storable(prices.output),
+        cache_read=int_storable(prices.cache_read), cache_write_5m=int_storable(prices.cache_write_5m),
+        cache_write_1h=int_storable(prices.cache_write_1h),
+        reasoning=None if prices.reasoning is None else int_storable(prices.reasoning),
+        version=int_storable(prices.version, 0, 2**31 - 1),  # an integer column
+    )  # fmt: skip
+
+
+def _candidate_storable(candidate: RouteCandidate) -> RouteCandidate:
+    texts = (candidate.provider, candidate.verdict, *candidate.flags)
+    if all(text.isascii() and "\x00" not in text for text in texts) and type(candidate.offering_id) is int:
+        return candidate  # the gateway's own words from the catalog: the usual case
+    return RouteCandidate(
+        provider=text_storable(candidate.provider), offering_id=int_storable(candidate.offering_id),
+        verdict=text_storable(candidate.verdict), score=candidate.score, parts=json_storable(candidate.parts),
+        flags=tuple(text_storable(flag) for flag in candidate.flags),
+    )  # fmt: skip

@@ -2,7 +2,10 @@
 
 At-least-once delivery from each stream (XREADGROUP + XACK after the PostgreSQL
 commit, XAUTOCLAIM of entries left pending by a dead consumer) plus the
-idempotent ingest (unique request id) gives exactly-once billing. Every consumer
+idempotent ingest (unique request id) gives exactly-once billing. No single entry
+can stop it: a batch whose ingest fails on a value that cannot be booked is split
+in halves until the entry that fails is alone, and that entry goes to the dead
+letters (metering.dead_letters) with its error while the rest is booked. Every consumer
 reads every shard (``TOKENWAY_USAGE_SHARDS``, contracts.redis_keys), each shard
 with its own consumer group; a batch is one shard's entries, so its XACK names one
 stream (one cluster slot) and its size stays ``BATCH_SIZE``.
@@ -22,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 import redis
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
 
-from contracts.redis_keys import USAGE_GROUP, USAGE_STREAM, usage_shard_count, usage_streams
+from contracts.redis_keys import USAGE_GROUP, usage_shard_count, usage_streams
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
+from metering.dead_letters import DEAD_LETTER_STREAM, UNBOOKABLE, Unbookable, dead_letters_add, error_text
 from metering.ingest import IngestResult, event_parse, usage_ingest
 from metering.ingest_traces import consumer_tracer, traced_batch, traced_ingest
 from metering.live import ingest_followup
@@ -42,7 +46,6 @@ BATCH_SIZE = 500
 CLAIM_MIN_IDLE_MS = env_int("TOKENWAY_CLAIM_MIN_IDLE_MS", 15_000)
 # Long enough to batch under load, short enough to keep billing latency well under a second.
 BLOCK_MS = 200
-DEAD_LETTER_STREAM = f"{USAGE_STREAM}:dead"
 # PostgreSQL away (restart, failover): wait this long, doubling up to the cap, then retry the same
 # batch (it is still pending under our name); the stream keeps what arrives meanwhile.
 DB_RETRY_FIRST_S = 0.5
@@ -50,6 +53,9 @@ DB_RETRY_MAX_S = 5.0
 
 Entry = tuple[bytes, dict[bytes, bytes]]
 Batches = list[tuple[str, list[Entry]]]  # (stream, its entries), only streams that gave some
+Parsed = tuple[bytes, bytes, UsageEvent]  # (entry id, payload, event)
+
+__all__ = ["DEAD_LETTER_STREAM", "UsageConsumer", "group_ensure"]
 
 
 def consumer_name() -> str:
@@ -133,27 +139,47 @@ class UsageConsumer:
 
     def _process(self, stream: str, entries: list[Entry]) -> IngestResult:
         crash_point("after_receipt")
-        events, bad = self._parse(entries)
+        parsed, dead = self._parse(entries)
         close_old_connections()
-        result = self.ingest(events=events)
+        result = self._ingest_isolating(parsed, dead)
         crash_point("after_ledger")
-        if bad:
-            self.client.xadd(DEAD_LETTER_STREAM, {"id": b",".join(bad)}, maxlen=100_000, approximate=True)
+        dead += _unknown_tenants(parsed, result)
+        # Before the XACK: a crash in between leaves an entry pending (and dead-lettered again), never lost.
+        dead_letters_add(self.client, stream=stream, letters=dead)
         self.client.xack(stream, USAGE_GROUP, *[entry_id for entry_id, _ in entries])
-        if result.rejected:
-            logger.error("usage events rejected: %s", result.rejected[:20])
+        if dead:
+            logger.error("usage entries dead-lettered: %s", [(d.entry_id, d.error) for d in dead[:20]])
         self.after_batch(result)
         return result
 
-    def _parse(self, entries: list[Entry]) -> tuple[list[UsageEvent], list[bytes]]:
-        events, bad = [], []
+    def _ingest_isolating(self, parsed: list[Parsed], dead: list[Unbookable]) -> IngestResult:
+        """Ingest the batch; when a value in it cannot be booked, split it in halves and ingest each, down
+        to the one entry that fails alone (dead-lettered). One bad entry of n costs about 2·log2(n) more
+        transactions; each attempt rolled back wholly, and the halves that commit are booked once."""
+        if not parsed:
+            return IngestResult()
+        try:
+            return self.ingest(events=[event for _, _, event in parsed])
+        except UNBOOKABLE as exc:
+            if len(parsed) == 1:
+                entry_id, payload, _ = parsed[0]
+                dead.append(Unbookable(entry_id, payload, error_text(exc)))
+                return IngestResult()
+            logger.warning("usage batch of %d unbookable (%s); splitting it", len(parsed), error_text(exc))
+        half = len(parsed) // 2
+        return _merged(self._ingest_isolating(parsed[:half], dead), self._ingest_isolating(parsed[half:], dead))
+
+    def _parse(self, entries: list[Entry]) -> tuple[list[Parsed], list[Unbookable]]:
+        parsed: list[Parsed] = []
+        dead: list[Unbookable] = []
         for entry_id, fields in entries:
+            payload = fields.get(b"e")
             try:
-                events.append(event_parse(fields[b"e"]))
-            except (KeyError, ValueError, TypeError) as exc:
+                parsed.append((entry_id, payload or b"", event_parse(fields[b"e"])))
+            except UNBOOKABLE as exc:
                 logger.error("malformed usage entry %s: %s", entry_id, exc)
-                bad.append(entry_id)
-        return events, bad
+                dead.append(Unbookable(entry_id, payload, error_text(exc)))
+        return parsed, dead
 
     def step(self, block_ms: int | None) -> int:
         """One unit of work: own pending, else stale claims, else new entries. Returns entries handled."""
@@ -185,6 +211,22 @@ class UsageConsumer:
             except (OperationalError, InterfaceError) as exc:
                 db_wait = database_backoff(exc, db_wait)
         return handled
+
+
+def _unknown_tenants(parsed: list[Parsed], result: IngestResult) -> list[Unbookable]:
+    """Events of a tenant PostgreSQL does not know: set aside, not dropped (a repair names the tenant)."""
+    refused = dict(result.rejected)
+    return [Unbookable(entry_id, payload, refused[event.request_id])
+            for entry_id, payload, event in parsed if event.request_id in refused]  # fmt: skip
+
+
+def _merged(first: IngestResult, second: IngestResult) -> IngestResult:
+    return IngestResult(
+        inserted=first.inserted + second.inserted,
+        duplicates=first.duplicates + second.duplicates,
+        rejected=first.rejected + second.rejected,
+        tenant_ids=first.tenant_ids | second.tenant_ids,
+    )
 
 
 def _batches(pairs: Any) -> Batches:

@@ -141,9 +141,10 @@ def usage_journal(event: UsageEvent, priced: Priced) -> JournalSpec:
 
 
 def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
-    """Apply a batch of usage events; safe to call again with any of them."""
+    """Apply a batch of usage events; safe to call again with any of them. Each is made storable first
+    (contracts.storable: the gateway did, but an event may come from elsewhere, a replayed dead letter)."""
     result = IngestResult()
-    unique = list({event.request_id: event for event in events}.values())
+    unique = list({event.request_id: event for event in (e.storable() for e in events)}.values())
     tenants = Tenant.objects.in_bulk({event.tenant_id for event in unique})
     valid: list[tuple[UsageEvent, Priced]] = []
     for event in unique:

@@ -301,3 +301,50 @@ def reconciliation_run() -> list[Finding]:
     if any(f.severity == "error" for f in findings):
         logger.error("reconciliation found %d problems", len(findings))
     return findings
+
+
+# --- The usage pipeline and the money of each call (issue 21): appended checks ----------------------
+
+
+def check_usage_pipeline() -> list[Finding]:
+    """Dead-lettered usage (booked by no one until replayed), entries stuck unacknowledged, and billing
+    behind: each an error, with the pending age and consumer lag (metering.pipeline_health)."""
+    from metering.pipeline_health import usage_pipeline_state
+
+    state = usage_pipeline_state(get_redis())
+    detail = state.as_dict()
+    findings = []
+    if state.dead_letters:
+        findings.append(Finding("usage_dead_lettered", "error", "usage_dead_letters", detail))
+    if state.stuck:
+        findings.append(Finding("usage_stuck", "error", "usage_stream", detail))
+    if state.oldest_unbilled_s > INGEST_GRACE_S:
+        findings.append(Finding("usage_behind", "error", "usage_stream", detail))
+    return findings
+
+
+def check_usage_journal_matches_row() -> list[Finding]:
+    """Each usage journal moves exactly its row's charge (spent, and available plus any shortfall) and
+    provider cost: one micro-unit apart is a finding."""
+    from metering.books_usage import usage_journals_off
+
+    return [
+        Finding("usage_journal_mismatch", "error", f"usage:{off.request_id}",
+                {"charge": off.charge_micros, "cost": off.cost_micros, "journal_spent": off.spent_micros,
+                 "journal_paid": off.paid_micros, "journal_cost": off.booked_cost_micros})
+        for off in usage_journals_off(since=timezone.now() - RECENT)
+    ]  # fmt: skip
+
+
+def check_holds_have_expiry() -> list[Finding]:
+    """Every open hold has its expiry entry, or no reaper would ever release it."""
+    from metering.books_usage import holds_without_expiry
+
+    tenant_ids = Tenant.objects.values_list("pk", flat=True).iterator()
+    return [
+        Finding("hold_without_expiry", "error", f"tenant:{tenant_id}:hold:{hold_id}", {"held_micros": held})
+        for tenant_id, hold_id, held in holds_without_expiry(get_redis(), tenant_ids=tenant_ids)
+    ]
+
+
+CHECKS += [check_usage_pipeline, check_usage_journal_matches_row, check_holds_have_expiry]

@@ -6,6 +6,8 @@ import asyncio
 import logging
 from typing import Any
 
+import hiredis
+
 from contracts.keyrecord import KeyRecord
 from contracts.usage import UsageEvent
 from routing.call import Call
@@ -48,8 +50,9 @@ async def account(gateway: Gateway, call: Call) -> None:
         )
         for future in pending:
             await future
-    except RedisUnavailable as exc:
-        # The hold stays open in Redis (the reaper frees it at expiry); the event must not be lost.
+    except (RedisUnavailable, hiredis.ReplyError) as exc:
+        # The hold stays open in Redis (the reaper frees it at expiry); the event must not be lost. A refused
+        # command (a full Redis, a stream key of the wrong type) loses nothing either: it goes the same way.
         log.warning("accounting of %s retried after: %s", call.request_id, exc)
         for future in pending:  # failed with the same connection: their errors are this one
             future.add_done_callback(_retrieve)
@@ -106,15 +109,18 @@ async def hand_over(gateway: Gateway, event: UsageEvent) -> None:
     try:
         for future in submit_event(gateway.redis, event, gateway.config.generation_ttl_s):
             await future
-    except RedisUnavailable as exc:
+    except (RedisUnavailable, hiredis.ReplyError) as exc:
         log.warning("usage event of %s retried after: %s", event.request_id, exc)
         await emit_or_spool(gateway, event)
 
 
 async def emit_or_spool(gateway: Gateway, event: UsageEvent) -> None:
-    """One more try on a fresh connection, else the local spool (replayed when Redis is back)."""
+    """One more try on a fresh connection, else the local spool (replayed when Redis is back). Redis not
+    taking it is remembered (``spool.redis_failing``): with the spool unwritable too, new paid calls are
+    refused until one of them takes usage again (routing.handlers.completions)."""
     try:
         await emit_again(gateway.redis, event, gateway.config.generation_ttl_s)
-    except RedisUnavailable as exc:
+    except (RedisUnavailable, hiredis.ReplyError) as exc:
         log.warning("usage event of %s spooled: %s", event.request_id, exc)
+        gateway.spool.redis_failing = True
         gateway.spool.append(event.to_json())

@@ -75,6 +75,15 @@ def upstream_rate_limited(retry_after_s: float | None) -> GatewayError:
     )  # fmt: skip
 
 
+def usage_unrecordable() -> GatewayError:
+    """Neither Redis nor the local spool can take a usage event: a call answered now could not be billed,
+    so paid work waits (routing.usage.spool). Redis or the disk is back within seconds, or an operator is paged."""
+    return GatewayError(
+        503, "service_unavailable", "Tokenway cannot record usage right now; retry shortly.",
+        retry_after=STORE_RETRY_AFTER_S,
+    )  # fmt: skip
+
+
 def body_too_large(limit: int) -> GatewayError:
     return GatewayError(413, "request_too_large", f"Request body exceeds {limit} bytes.")
 

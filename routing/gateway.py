@@ -62,6 +62,7 @@ class Gateway:
         return self._forwarder
 
     def _spool_event(self, event: UsageEvent) -> None:
+        self.spool.redis_failing = True  # the hedge loser's event found Redis failing (routing.accounting)
         self.spool.append(event.to_json())
 
     def pool_stats(self) -> PoolStats:

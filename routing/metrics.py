@@ -94,6 +94,10 @@ class GatewayCollector(Collector):
     def remove(self, gateway: Any) -> None:
         self._gateways.pop(id(gateway), None)
 
+    def running(self) -> list[Any]:
+        """The gateways running in this process (the platform's /healthz reads their usage spools)."""
+        return list(self._gateways.values())
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         families = {
             "breaker": GaugeMetricFamily(
@@ -151,6 +155,22 @@ CAPACITY: dict[str, tuple[str, Callable[[dict[str, Any]], float]]] = {
     "tokenway_gateway_pool_wait_timeouts": (
         "Requests refused (503 gateway_busy) after the pool wait (since start).",
         lambda s: s["upstream"]["wait_timeouts_total"],
+    ),
+    "tokenway_gateway_usage_spool_unwritable": (
+        "1 while the usage spool cannot be written (routing.usage.spool).", lambda s: not s["usage_spool"]["writable"],
+    ),
+    "tokenway_gateway_usage_held": (
+        "Usage events neither Redis nor the spool took yet, kept in memory.", lambda s: s["usage_spool"]["held"],
+    ),
+    "tokenway_gateway_refusing_paid_work": (
+        "1 while paid calls are refused (503): neither Redis nor the spool takes usage.",
+        lambda s: s["usage_spool"]["refusing"],
+    ),
+    "tokenway_gateway_usage_spool_write_failures": (
+        "Usage spool writes that failed (since start).", lambda s: s["usage_spool"]["write_failures"],
+    ),
+    "tokenway_gateway_usage_lost": (
+        "Usage events dropped beyond what memory holds (since start); must stay 0.", lambda s: s["usage_spool"]["lost"],
     ),
 }  # fmt: skip
 

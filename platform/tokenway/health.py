@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import connection
 
@@ -84,6 +85,26 @@ def check_processes() -> ComponentStatus | None:
     return ComponentStatus(ok, {"supervisor_pid": body.get("supervisor_pid"), "processes": processes})
 
 
+def check_usage() -> ComponentStatus:
+    """The usage pipeline: dead letters, stuck entries, billing lag (metering.pipeline_health), and the
+    usage spool of each gateway in this process. A problem here degrades /healthz without failing it:
+    the platform still serves; operators act on the problems listed."""
+    # Imported here: devtools.stack_ready imports this module before Django is set up.
+    from metering.pipeline_health import usage_pipeline_state
+    from routing.metrics import GATEWAYS
+
+    spools = [gateway.spool.state() for gateway in GATEWAYS.running()]
+    problems = [f"usage spool unwritable ({s['held']} events held in memory)" for s in spools if not s["writable"]]
+    problems += [f"{s['held']} usage events held in memory" for s in spools if s["writable"] and s["held"]]
+    try:
+        state = usage_pipeline_state(get_redis())
+    except redis.RedisError as exc:
+        return ComponentStatus(False, {"error": type(exc).__name__, "spools": spools, "problems": problems})
+    problems = state.problems + problems
+    status = "degraded" if problems else "ok"
+    return ComponentStatus(not problems, {"status": status, **state.as_dict(), "spools": spools, "problems": problems})
+
+
 def platform_health() -> tuple[bool, dict[str, Any]]:
     """Database and Redis decide readiness; queues, the simulator and processes are reported."""
     components = {
@@ -95,8 +116,9 @@ def platform_health() -> tuple[bool, dict[str, Any]]:
     processes = check_processes()
     if processes is not None:
         components["processes"] = processes
+    components["usage"] = check_usage()  # reported, and degrades the status; readiness stays the two below
     healthy = components["database"].ok and components["redis"].ok
     return healthy, {
-        "status": "ok" if healthy else "degraded",
+        "status": "ok" if healthy and components["usage"].ok else "degraded",
         "components": {k: v.as_dict() for k, v in components.items()},
     }

@@ -22,6 +22,7 @@ from contracts.metrics_access import CONTENT_TYPE, metrics_allowed
 from evaluation.freshness import probe_age_by_region
 from metering.lag import StreamLag, lag_total, meter_lag, usage_lag_by_stream
 from metering.models import ReconciliationFinding
+from metering.pipeline_health import usage_pipeline_state
 from routing.metrics import GATEWAY_REGISTRY, merged
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
 from tokenway.redis_client import get_redis
@@ -74,6 +75,7 @@ class PlatformCollector(Collector):
             lag.oldest_unbilled_s,
         )
         yield from _shard_gauges(shards)
+        yield from _dead_letter_figures(client)
         workers = sum(1 for _ in client.scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*"))
         yield _gauge("tokenway_workers_alive", "Celery workers with a fresh heartbeat.", workers)
         tasks = CounterMetricFamily(
@@ -105,6 +107,16 @@ class PlatformCollector(Collector):
         for region, age in sorted(probe_age_by_region().items()):
             ages.add_metric([region], age)
         yield ages
+
+
+def _dead_letter_figures(client: redis.Redis) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+    """Usage set aside (metering.dead_letters) and stuck unacknowledged (metering.pipeline_health)."""
+    state = usage_pipeline_state(client)
+    yield _gauge("tokenway_usage_dead_letters", "Usage events dead-lettered and not yet replayed.", state.dead_letters)
+    total = CounterMetricFamily("tokenway_usage_dead_lettered", "Usage events ever set aside as dead letters.")
+    total.add_metric([], state.dead_lettered_total)
+    yield total
+    yield _gauge("tokenway_usage_stuck", "Usage events taken and unacknowledged for over a minute.", state.stuck)
 
 
 def _shard_gauges(shards: dict[str, StreamLag]) -> Iterator[GaugeMetricFamily]:

@@ -31,4 +31,4 @@ def loser_event(call: Call, offering: OfferingSnapshot, region: str) -> UsageEve
         byok=bool(call.record.byok.get(offering.provider)), dialect_in=call.dialect.name, started_at=call.started_at,
         total_ms=(time.monotonic() - call.started_mono) * 1000, flags=(LOSER_FLAG,), finished_at=now,
         error_code="hedge_cancelled", end_state="hedge_cancelled",
-    )  # fmt: skip
+    ).storable()  # fmt: skip

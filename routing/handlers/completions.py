@@ -15,7 +15,7 @@ from routing.accounting import account, account_unread, hand_off_early
 from routing.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
 from routing.call import Call
-from routing.errors import GatewayError, store_unavailable
+from routing.errors import GatewayError, store_unavailable, usage_unrecordable
 from routing.gateway import Gateway
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
 from routing.handlers.disconnect import DisconnectWatch
@@ -118,6 +118,8 @@ async def _refuse(call: Call, send: Send, err: GatewayError) -> None:
 
 async def _prepare(gateway: Gateway, call: Call) -> list[OfferingSnapshot]:
     """Route and admit: the offerings to try, in order."""
+    if gateway.spool.refusing:  # no call answered that could not be billed: one flag, no I/O
+        raise usage_unrecordable()
     view, record = call.view, call.record
     auto = virtual_mode(view.model)  # "auto" / "auto:<mode>": the router picks the model too
     alias_reason = "" if auto is not None else _resolve(gateway, view, record)

@@ -21,8 +21,12 @@ PATH = "/healthz"
 def snapshot(gateway: Gateway) -> dict[str, Any]:
     pool = gateway.pool_stats()
     ceiling = gateway.fd_ceiling
+    spool = gateway.spool
     return {
-        "status": "ok",
+        # Degraded while usage has nowhere durable to go but memory (routing.usage.spool); still 200: the
+        # process serves, and refuses paid work by itself while neither Redis nor the spool takes usage.
+        "status": "ok" if spool.writable and not spool.held else "degraded",
+        "usage_spool": spool.state(),
         "open_streams": STREAMS.open,
         "stream_ceiling": ceiling.streams,
         "fd_limit": ceiling.soft,

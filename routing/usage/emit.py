@@ -26,6 +26,11 @@ def usage_stream_of(tenant_id: int, shards: int = USAGE_SHARDS) -> str:
 
 
 def build_event(call: Call, bill: Bill, region: str, end_state: EndState = "") -> UsageEvent:
+    """The call's usage event, storable as it is (the model a caller named may hold a NUL)."""
+    return _build_event(call, bill, region, end_state).storable()
+
+
+def _build_event(call: Call, bill: Bill, region: str, end_state: EndState) -> UsageEvent:
     offering = call.offering
     adm = call.admission
     return UsageEvent(
@@ -79,7 +84,7 @@ def rejected_event(
         prices=None, cost_micros=0, charge_micros=0, status="rejected", http_status=status, stream=False,
         dialect_in=dialect, started_at=started, total_ms=(now - started) * 1000, finished_at=now, error_code=code,
         end_state="rejected", traceparent=traceparent(),
-    )  # fmt: skip
+    ).storable()  # fmt: skip
 
 
 def submit_event(

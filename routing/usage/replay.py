@@ -28,9 +28,10 @@ def _stream(line: bytes, shards: int) -> str:
 
 
 async def replay_once(redis: PipelinedRedis, spool: UsageSpool, shards: int = USAGE_SHARDS) -> int:
-    """Replay every claimable segment; stops at the first Redis failure (the segment stays). Returns events."""
+    """Replay what memory holds, then every claimable segment; stops at the first Redis failure (what was
+    not confirmed stays). Returns events replayed. Redis answering clears ``spool.redis_failing``."""
+    replayed = await _replay_held(redis, spool, shards)
     spool.rotate()
-    replayed = 0
     for path in spool.segments():
         claimed = spool.claim(path)
         if claimed is None:
@@ -48,12 +49,29 @@ async def replay_once(redis: PipelinedRedis, spool: UsageSpool, shards: int = US
     return replayed
 
 
+async def _replay_held(redis: PipelinedRedis, spool: UsageSpool, shards: int) -> int:
+    """Events neither Redis nor the disk took (routing.usage.spool): removed from memory once confirmed."""
+    if not spool.redis_failing and not spool.held:
+        return 0
+    held = list(spool.held)
+    await redis.execute("PING")  # reconnects, or raises while Redis is still away
+    pending = [redis.submit("XADD", _stream(line, shards), "*", "e", line) for line in held]
+    for future in pending:
+        await future  # a refused XADD (hiredis.ReplyError) leaves it all held, and Redis still failing
+    del spool.held[: len(held)]  # only what was sent; calls that ended meanwhile appended after it
+    spool.redis_failing = False
+    if held:
+        log.warning("replayed %d usage events held in memory", len(held))
+    return len(held)
+
+
 async def replay_loop(
     redis: PipelinedRedis, spool: UsageSpool, every_s: float = REPLAY_EVERY_S, shards: int = USAGE_SHARDS
 ) -> None:
     while True:
         await asyncio.sleep(every_s)
         spool.replay_rounds += 1
+        spool.probe()  # the disk, once a round: the request path reads only the flag
         try:
             replayed = await replay_once(redis, spool, shards)
         except RedisUnavailable:

@@ -105,3 +105,37 @@ async def _replay_when_reachable(client: PipelinedRedis, spool, timeout: float =
             if asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(RETRY_CONNECT_AFTER_S / 4)
+
+
+async def test_an_unwritable_spool_keeps_events_in_memory_and_says_so(tmp_path):
+    blocker = tmp_path / "spool"
+    blocker.write_text("a file where the folder would be")
+    spool = UsageSpool(blocker / "redis-target")
+    assert spool.writable is False  # probed at start, before any event needs it
+    spool.append(b'{"request_id":"kept"}')
+    spool.flush()
+    assert spool.held == [b'{"request_id":"kept"}'] and spool.write_failures == 1 and spool.lost == 0
+    assert spool.refusing is False  # Redis still takes usage
+    spool.redis_failing = True
+    assert spool.refusing is True
+    blocker.unlink()  # the disk is back before Redis: what memory held is written
+    assert spool.probe() is True and spool.held == [] and spool.refusing is False
+    spool.rotate()
+    [segment] = (blocker / "redis-target").glob("*.usage")
+    assert segment.read_bytes() == b'{"request_id":"kept"}\n'
+
+
+async def test_events_held_in_memory_are_replayed_once_redis_answers(tmp_path, own_redis):
+    blocker = tmp_path / "spool"
+    blocker.write_text("not a folder")
+    spool = UsageSpool(blocker)
+    spool.redis_failing = True
+    spool.hold([b'{"request_id":"m1","tenant_id":1}', b'{"request_id":"m2","tenant_id":1}'])
+    client = PipelinedRedis(own_redis.url)
+    assert await replay_once(client, spool) == 2
+    assert spool.held == [] and spool.redis_failing is False
+    assert await replay_once(client, spool) == 0  # nothing twice
+    entries = redis.Redis.from_url(own_redis.url).xrange(rk.USAGE_STREAM)
+    assert [fields[b"e"] for _, fields in entries] == [b'{"request_id":"m1","tenant_id":1}',
+                                                       b'{"request_id":"m2","tenant_id":1}']  # fmt: skip
+    await client.close()
