@@ -6,6 +6,7 @@ model only when it is on, says so in ``x-tokenway-route``, and the per-request r
 from __future__ import annotations
 
 from io import StringIO
+from typing import Any
 
 import anthropic
 import pytest
@@ -25,12 +26,14 @@ from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.adversarial]
 
-HI = [{"role": "user", "content": "Say hi"}]
+HI: list[Any] = [{"role": "user", "content": "Say hi"}]
 TENANT_URL = "/api/v1/tenants/acme/"
 
 
 def _record(redis_client: redis.Redis, key: ApiKey) -> KeyRecord:
-    return KeyRecord.from_json(redis_client.get(rk.key_record(key.key_hash)))
+    raw = redis_client.get(rk.key_record(key.key_hash))
+    assert raw is not None
+    return KeyRecord.from_json(raw)
 
 
 def _claude(gateway, plaintext: str) -> anthropic.Anthropic:  # noqa: F811 - the fixture's value

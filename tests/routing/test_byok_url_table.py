@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -111,7 +112,7 @@ def _token(secret: str) -> str:
 
 
 def _chat(base_url: str, key: str) -> requests.Response:
-    body = {"model": "deepseek-v3.2", "messages": MSG, "max_tokens": 20, "provider": ONLY_DEEPSEEK}
+    body: dict[str, Any] = {"model": "deepseek-v3.2", "messages": MSG, "max_tokens": 20, "provider": ONLY_DEEPSEEK}
     return requests.post(f"{base_url}/v1/chat/completions", json=body, headers={"x-api-key": key}, timeout=20)
 
 

@@ -89,7 +89,7 @@ def bodies(draw: st.DrawFn) -> tuple[Dialect, dict[str, Any]]:
         return dialect, {"model": "m", "max_tokens": cap, "messages": [{"role": "user", "content": text}]}
     if dialect is RESPONSES:
         return dialect, {"model": "m", "input": text, **draw(st.sampled_from(({}, {"max_output_tokens": cap})))}
-    caps = ({}, {"max_tokens": cap}, {"max_completion_tokens": cap})
+    caps: tuple[dict[str, int], ...] = ({}, {"max_tokens": cap}, {"max_completion_tokens": cap})
     return dialect, {"model": "m", "messages": [{"role": "user", "content": text}], **draw(st.sampled_from(caps))}
 
 
