@@ -45,6 +45,8 @@ class Tenant(models.Model):
     markup_bps = models.PositiveIntegerField(default=0)  # basis points over provider cost
     monthly_spend_limit_micros = models.BigIntegerField(null=True, blank=True)
     stripe_customer_id = models.CharField(max_length=64, blank=True)
+    # The customer's default payment method for Stripe's postpaid invoices (pm_…); postpaid needs one.
+    stripe_payment_method_id = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return self.slug
