@@ -284,3 +284,40 @@ def provider_dispute_journal(event: UsageEvent, priced: Priced) -> JournalSpec |
         lines=[((None, AccountKind.PROVIDER_DISPUTE), amount), ((None, AccountKind.PROVIDER_COST), -amount)],
         memo=memo,
     )
+
+
+@dataclass(frozen=True)
+class OfferingDrift:
+    """One offering's usage over a window: our cost at the recorded count against what the provider bills."""
+
+    offering_id: int
+    provider: str
+    model: str
+    requests: int
+    computed_micros: int  # ours: price snapshot x the recorded (true) tokens
+    booked_micros: int  # the provider's: its reported cost, else ours at the count it reported
+    corrected: int  # requests charged on the true count (an over-counting provider)
+    disputed_micros: int  # the over-count's cost booked as provider disputes
+
+    @property
+    def ratio(self) -> float:
+        return self.booked_micros / self.computed_micros if self.computed_micros else float("inf")
+
+    @property
+    def drifting(self) -> bool:
+        return beyond_tolerance(self.booked_micros, self.computed_micros, self.requests)
+
+
+def offering_drift(*, since: datetime) -> list[OfferingDrift]:
+    """Per offering with usage since ``since`` (BYOK and refused calls left out): the ops dashboard's drift."""
+    rows = _rows(
+        "SELECT u.offering_id, u.provider, u.model, COUNT(*), SUM(u.computed_cost_micros), SUM(u.cost_micros), "
+        "COUNT(*) FILTER (WHERE u.flags ? %s), COALESCE(SUM(d.amount_micros), 0) FROM metering_usagerecord u "
+        "LEFT JOIN (SELECT j.key, l.amount_micros FROM metering_journal j JOIN metering_journalline l "
+        "ON l.journal_id = j.id JOIN metering_account a ON a.id = l.account_id AND a.kind = %s "
+        "WHERE j.kind = %s AND j.created_at >= %s) d ON d.key = %s || u.request_id "
+        "WHERE u.created_at >= %s AND u.offering_id IS NOT NULL AND NOT u.byok AND u.status <> 'rejected' "
+        "GROUP BY 1, 2, 3 ORDER BY 1",
+        [CORRECTED_FLAG, AccountKind.PROVIDER_DISPUTE, DISPUTE_KIND, since, f"{DISPUTE_KIND}:", since],
+    )
+    return [OfferingDrift(int(o), str(p), str(m), *(int(v) for v in rest)) for o, p, m, *rest in rows]
