@@ -8,8 +8,6 @@ hold, and the over-count's cost is booked as a provider dispute (docs/billing.md
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -29,47 +27,15 @@ from metering.ledger import tenant_account_balance
 from metering.models import AccountKind, Balance, JournalLine, UsageRecord
 from metering.reconcile import check_balances_match_ledger, check_journals_balance
 from metering.services import balance_topup, tenant_available_ensure
-from publishing.catalog_snapshot import publish_catalog
-from sim.server import SimHandle, start_in_thread
-from tests.catalogs import apply_catalog_file
+from sim.server import SimHandle
 from tests.factories import issue_key
 from tests.metering.conftest import tenant_stream
-from tests.routing import harness
-from tests.routing.conftest import TIME_SCALE, calm_profiles
 from tests.routing.harness import ServerThread
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.adversarial]
-
-ROOT = Path(__file__).resolve().parents[2]
 RESELLER, MODEL = "bargain-cloud", "deepseek-v3.2"
 FUNDS = 50_000_000
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
-    handle = start_in_thread(seed=21, time_scale=TIME_SCALE, profiles=calm_profiles(tmp_path_factory.mktemp("sim")))
-    yield handle
-    handle.stop()
-
-
-@pytest.fixture(scope="module")
-def gateway_thread(fleet: SimHandle) -> Iterator[ServerThread]:
-    from routing.app import make_gateway_app
-
-    server = ServerThread(make_gateway_app(harness.test_config()))
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def gateway(gateway_thread: ServerThread, fleet: SimHandle, redis_client: redis.Redis) -> ServerThread:
-    apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=fleet.base_url)
-    version = publish_catalog()
-    wait_until(lambda: gateway_thread.gateway.catalog.catalog and gateway_thread.gateway.catalog.catalog.version
-               == version, timeout=5, message="the gateway sees the catalog")  # fmt: skip
-    requests.post(f"{fleet.base_url}/_sim/reset", timeout=5)
-    return gateway_thread
 
 
 def _flag_reseller(redis_client: redis.Redis, gateway: ServerThread) -> Offering:
@@ -119,8 +85,9 @@ def _holds(redis_client: redis.Redis, tenant_id: int) -> dict[str, int]:
 
 
 def test_the_dishonest_reseller_is_paid_its_count_but_the_tenant_pays_the_true_one(
-    gateway, fleet, tenant, redis_client
+    billing_gateway, billing_fleet, tenant, redis_client
 ):
+    gateway, fleet = billing_gateway, billing_fleet
     offering = _flag_reseller(redis_client, gateway)
     balance_topup(tenant=tenant, amount_micros=FUNDS, idempotency_key="topup:reseller", source="promotion")
     tenant_available_ensure(tenant=tenant)
