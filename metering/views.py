@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
@@ -219,12 +219,24 @@ class PostpaidOut(serializers.Serializer[Any]):
     payment_method = serializers.CharField(source="stripe_payment_method_id")
 
 
-# What each refusal of the switch answers: the caller's card (402, like a declined payment), its input, Stripe.
-POSTPAID_STATUS = {"payment_method_declined": 402, "payment_method_invalid": 400, "stripe_unavailable": 503}
+# What each refusal of the switch answers: the caller's card (402, like a declined payment), its input, Stripe
+# down for now (503), this server without Stripe (409: nothing the caller can retry into success).
+POSTPAID_STATUS = {"payment_method_declined": 402, "payment_method_invalid": 400, "stripe_unavailable": 503,
+                   "stripe_not_configured": 409}  # fmt: skip
 
 
 class TenantPostpaidView(TenantScopedView):
-    @extend_schema(request=PostpaidIn, responses=PostpaidOut, operation_id="tenants_postpaid_enable")
+    @extend_schema(
+        request=PostpaidIn,
+        responses={
+            200: PostpaidOut,
+            402: OpenApiResponse(OpenApiTypes.OBJECT, description="Stripe declined the card (error shape)"),
+            503: OpenApiResponse(OpenApiTypes.OBJECT, description="Stripe unreachable (error shape)"),
+        },
+        operation_id="tenants_postpaid_enable",
+        description="Switch the tenant to postpaid: its Stripe customer, the payment method attached as the "
+        "default for Stripe's invoices, then the switch; a refusal changes nothing.",
+    )
     def post(self, request: Request, tenant_slug: str) -> Response:
         self.require(Action.TENANT_BILLING_UPDATE)
         data = PostpaidIn(data=request.data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import stripe
+from django.conf import settings
 
 from metering.stripe.client import customer_create, payment_method_attach
 from tenants.models import BillingMode, Tenant
@@ -37,6 +38,8 @@ def postpaid_enable(*, tenant: Tenant, payment_method: str) -> Tenant:
     payment method attached to it as the invoices' default, then the switch. A card Stripe refuses, or Stripe
     unreachable, raises PostpaidRefused and the tenant stays as it was (a customer made on the way is kept:
     the next attempt and top-ups reuse it)."""
+    if not settings.STRIPE_API_KEY:
+        raise PostpaidRefused("stripe_not_configured", "Stripe is not configured on this server (STRIPE_API_KEY)")
     try:
         customer = customer_ensure(tenant=tenant)
         attached = payment_method_attach(customer_id=customer, payment_method=payment_method)

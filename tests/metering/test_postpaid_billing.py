@@ -158,3 +158,12 @@ def test_a_failing_stripe_meter_is_reported_with_its_reason(tenant, redis_client
         assert finding.detail["reason"] == "stripe_failing"
     finally:
         clients_reset()
+
+
+def test_without_stripe_configured_the_switch_is_a_409_and_nothing_changes(tenant, billing_client, redis_client,
+                                                                           settings):  # fmt: skip
+    settings.STRIPE_API_KEY = ""
+    before = _state(tenant, redis_client)
+    response = billing_client.post(URL, {"payment_method": "pm_card_visa"}, format="json")
+    _error(response, 409, "stripe_not_configured")
+    assert _state(tenant, redis_client) == before and Tenant.objects.get(pk=tenant.pk).stripe_customer_id == ""
