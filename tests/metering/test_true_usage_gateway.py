@@ -15,6 +15,7 @@ import orjson
 import pytest
 import redis
 import requests
+from rest_framework.test import APIClient
 
 from catalog.models import Offering
 from contracts.pricing import charge_micros
@@ -119,6 +120,12 @@ def test_the_dishonest_reseller_is_paid_its_count_but_the_tenant_pays_the_true_o
         paid += expected
         disputed += dispute.amount_micros
     assert tenant_account_balance(tenant_id=tenant.pk) == FUNDS - paid
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    rid, true = next(iter(truths.items()))
+    shown = api.get("/api/v1/generation", {"id": rid}).json()  # what the tenant sees of the call
+    assert shown["charge_micros"] == UsageRecord.objects.get(request_id=rid).charge_micros
+    assert shown["tokens"]["output"] == true.output, shown
     wait_until(lambda: int(redis_client.get(tenant_available(tenant.pk))) == FUNDS - paid, timeout=5,
                message="the gateway's counter is back at the true charge")  # fmt: skip
     dispute_balance = Balance.objects.get(account__tenant=None, account__kind=AccountKind.PROVIDER_DISPUTE)
