@@ -25,7 +25,7 @@ import redis
 from django.db import connection
 
 from contracts.pricing import charge_micros
-from contracts.redis_keys import STATS_SNAPSHOT, STATS_VERSION
+from contracts.redis_keys import STATS_SNAPSHOT
 from contracts.snapshot import StatsSnapshot
 from contracts.usage import Tokens, UsageEvent, cost_micros
 from metering.ledger import JournalSpec
@@ -198,9 +198,9 @@ ALL_REGIONS = "all"  # the snapshot's region key for statistics over every regio
 
 @dataclass
 class _Published:
-    """The factors of the last snapshot version read (one parse per version, per process)."""
+    """The factors of the last snapshot document read (parsed again only when the document changes)."""
 
-    version: object = None
+    raw: bytes | str | None = None
     factors: dict[int, Fraction] = field(default_factory=dict)
 
 
@@ -210,15 +210,16 @@ _PUBLISHED = _Published()
 def overcount_factors(client: redis.Redis) -> dict[int, Fraction]:
     """Offering id -> its measured over-count factor, for the offerings the published stats flag for it.
 
-    Read once per ingest batch: the version key first, the document only when it changed."""
+    Read once per ingest batch and parsed only when it changed. The document itself is compared, not its
+    version: Redis emptied and a snapshot published again start the version over at 1."""
     try:
-        version = client.get(STATS_VERSION)
-        if version is None or version != _PUBLISHED.version:
-            raw = client.get(STATS_SNAPSHOT)
-            _PUBLISHED.factors = _flagged(StatsSnapshot.from_json(raw)) if raw else {}
-            _PUBLISHED.version = version
+        raw = client.get(STATS_SNAPSHOT)
     except redis.RedisError as exc:  # ingestion must not stop on it: the last factors read stay in force
         logger.warning("over-count factors not refreshed: %s", exc)
+        return _PUBLISHED.factors
+    if raw != _PUBLISHED.raw:
+        _PUBLISHED.factors = _flagged(StatsSnapshot.from_json(raw)) if raw else {}
+        _PUBLISHED.raw = raw
     return _PUBLISHED.factors
 
 

@@ -141,3 +141,18 @@ def test_a_postpaid_tenants_meter_event_carries_the_true_charge_with_markup(tena
     expected = charge_micros(cost_micros=cost_micros(TRUE, PRICES), markup_bps=2_000, byok=False)
     assert MeterEvent.objects.get(identifier="req_pp").value == expected
     assert UsageRecord.objects.get(request_id="req_pp").charge_micros == expected
+
+
+def test_a_snapshot_published_again_after_redis_was_emptied_is_read_anew(redis_client):
+    """Regression: the factors were cached by the snapshot's version, which starts over at 1 in an emptied Redis."""
+    from fractions import Fraction
+
+    from metering.provider_truth import overcount_factors
+
+    _publish(redis_client, **{str(OVERCOUNTING): _flag(OVERCOUNTING)})
+    assert overcount_factors(redis_client) == {OVERCOUNTING: Fraction(23, 20)}
+    redis_client.flushdb()
+    _publish(redis_client, **{str(HONEST): _flag(HONEST, 1.2)})  # version 1 again, another document
+    assert overcount_factors(redis_client) == {HONEST: Fraction(6, 5)}
+    redis_client.flushdb()
+    assert overcount_factors(redis_client) == {}
