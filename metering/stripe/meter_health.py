@@ -1,4 +1,5 @@
-"""Postpaid usage Stripe has not taken: meter events pending beyond ``UNSENT_MAX_AGE`` or refused.
+"""Postpaid usage Stripe has not taken: meter events pending beyond ``UNSENT_MAX_AGE``, refused, or expired
+(never sent within Stripe's dedupe window: ``meter_push.RESEND_CUTOFF``).
 
 Usage of a postpaid tenant is billed only through Stripe's meter (``meter_push``). An event still pending
 after ten minutes of pushes every five seconds is not late, it is stuck: its tenant has no Stripe customer,
@@ -22,6 +23,9 @@ from metering.models import MeterEvent, MeterStatus
 from tenants.models import Tenant
 
 UNSENT_MAX_AGE = timedelta(minutes=10)  # 120 push passes: not a blip, and well inside Stripe's 24 h dedupe window
+# Expired rows (never sent within Stripe's dedupe window) are reported this long: the oldest usage Stripe's meter
+# takes at all; older unbilled usage is a matter for the findings already stored, not for every run.
+EXPIRED_REPORTED = timedelta(days=35)
 ALERT_KIND = "meter_events_unsent"
 
 
@@ -32,7 +36,7 @@ class UnsentMeterEvents:
     count: int
     value_micros: int  # the postpaid usage Stripe has not taken
     oldest: datetime
-    reason: str  # no_stripe_customer | stripe_failing | rejected | not_attempted
+    reason: str  # no_stripe_customer | rejected | expired | stripe_failing | not_attempted
 
     def detail(self, now: datetime) -> dict[str, object]:
         return {"tenant_id": self.tenant_id, "count": self.count, "value_micros": self.value_micros,
@@ -42,7 +46,11 @@ class UnsentMeterEvents:
 def meter_events_unsent(*, now: datetime | None = None) -> list[UnsentMeterEvents]:
     """Per tenant, its meter events pending for longer than ``UNSENT_MAX_AGE`` or rejected by Stripe."""
     now = now or timezone.now()
-    stuck = Q(status=MeterStatus.PENDING, created_at__lt=now - UNSENT_MAX_AGE) | Q(status=MeterStatus.REJECTED)
+    stuck = (
+        Q(status=MeterStatus.PENDING, created_at__lt=now - UNSENT_MAX_AGE)
+        | Q(status=MeterStatus.REJECTED)
+        | Q(status=MeterStatus.EXPIRED, created_at__gte=now - EXPIRED_REPORTED)
+    )
     rows = (
         MeterEvent.objects.filter(stuck)
         .values("tenant_id")
@@ -52,6 +60,7 @@ def meter_events_unsent(*, now: datetime | None = None) -> list[UnsentMeterEvent
             oldest=Min("created_at"),
             no_customer=Count("pk", filter=Q(customer_id="")),
             rejected=Count("pk", filter=Q(status=MeterStatus.REJECTED)),
+            expired=Count("pk", filter=Q(status=MeterStatus.EXPIRED)),
             failing=Count("pk", filter=~Q(last_error="")),
         )
         .order_by("tenant_id")
@@ -75,6 +84,8 @@ def _reason(row: Mapping[str, Any]) -> str:
         return "no_stripe_customer"
     if row["rejected"]:
         return "rejected"
+    if row["expired"]:
+        return "expired"
     return "stripe_failing" if row["failing"] else "not_attempted"
 
 

@@ -167,3 +167,15 @@ def test_without_stripe_configured_the_switch_is_a_409_and_nothing_changes(tenan
     response = billing_client.post(URL, {"payment_method": "pm_card_visa"}, format="json")
     _error(response, 409, "stripe_not_configured")
     assert _state(tenant, redis_client) == before and Tenant.objects.get(pk=tenant.pk).stripe_customer_id == ""
+
+
+def test_usage_never_sent_within_stripes_dedupe_window_is_reported_as_expired(tenant, redis_client):
+    """An expired row's usage happened a day ago: outside the meter totals' one-hour window, still unbilled."""
+    tenant_update(tenant=tenant, billing_mode="postpaid")
+    Tenant.objects.filter(pk=tenant.pk).update(stripe_customer_id="cus_expired")
+    usage_ingest(events=[make_event(tenant.pk, request_id="req_expired")])
+    a_day_ago = timezone.now() - timedelta(hours=24)
+    MeterEvent.objects.update(timestamp=a_day_ago, created_at=a_day_ago, first_attempt_at=a_day_ago)
+    assert meter_events_push().expired == 1
+    [finding] = check_meter_events_unsent()
+    assert (finding.detail["reason"], finding.detail["count"], finding.detail["value_micros"]) == ("expired", 1, 5_200)
