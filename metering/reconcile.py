@@ -289,7 +289,7 @@ CHECKS: list[Callable[[], list[Finding]]] = [
 
 def check_meter_events_unsent() -> list[Finding]:
     """Postpaid usage Stripe has not taken: per tenant, meter events pending beyond
-    ``meter_health.UNSENT_MAX_AGE`` or rejected (an error each, and an operator alert)."""
+    ``meter_health.UNSENT_MAX_AGE``, rejected or expired (an error each, and an operator alert)."""
     now = timezone.now()
     return [
         Finding("meter_events_unsent", "error", f"tenant:{unsent.tenant_slug}", unsent.detail(now))
