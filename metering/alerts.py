@@ -1,14 +1,16 @@
-"""Spend alerts: when a tenant's month-to-date spend crosses a threshold, tell it once (console + email)."""
+"""Spend alerts: when a tenant's month-to-date spend crosses a threshold, tell it once (console + email).
+Operator alerts: a problem only operators can fix (Stripe not taking postpaid usage), once an hour."""
 
 from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
 
-from django.core.mail import send_mail
+from django.core.mail import mail_admins, send_mail
 from django.db.models import Sum
 
 from metering.models import Notification, SpendAlert, UsageRecord
+from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -65,3 +67,21 @@ def month_spend_by_key(*, tenant_id: int, now: datetime | None = None) -> dict[i
         .annotate(spent=Sum("charge_micros"))
     )
     return {int(row["key_id"]): int(row["spent"]) for row in rows}
+
+
+# An operator alert repeats at most this often per (kind, subject): a standing problem pages once an hour.
+OPERATOR_ALERT_REPEAT_S = 3600
+OPERATOR_ALERT_KEY = "tw:alert:{kind}:{subject}"
+
+
+def operator_alert(*, kind: str, subject: str, message: str, detail: dict[str, object]) -> bool:
+    """Tell the operators (ERROR log line and mail to ``settings.ADMINS``), once per repeat window; True when sent.
+
+    Race: the push worker and reconciliation may raise the same alert at once; SET NX lets one of them send it.
+    """
+    if not get_redis().set(OPERATOR_ALERT_KEY.format(kind=kind, subject=subject), 1, nx=True,
+                           ex=OPERATOR_ALERT_REPEAT_S):  # fmt: skip
+        return False
+    logger.error("operator alert %s %s: %s %s", kind, subject, message, detail)
+    mail_admins(f"{kind}: {subject}", f"{message}\n\n{detail}", fail_silently=True)
+    return True

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from metering.models import TopUp
 from metering.money import CENTS_TO_MICROS
-from metering.stripe.client import checkout_session_create, customer_create, payment_intent_create
+from metering.stripe.client import checkout_session_create, payment_intent_create
+from metering.stripe.customers import customer_ensure as customer_ensure  # re-exported: console and tasks call it
 from tenants.models import Tenant
 
 MIN_TOPUP_MICROS = 1_000_000  # $1: below Stripe's minimum charge once fees are counted
@@ -19,17 +20,6 @@ class BillingError(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-def customer_ensure(*, tenant: Tenant) -> str:
-    """The tenant's Stripe customer id, created once (the idempotency key makes a retry return the same one)."""
-    if tenant.stripe_customer_id:
-        return tenant.stripe_customer_id
-    customer_id = customer_create(tenant_id=tenant.pk, name=tenant.name)
-    # Race: two workers may create at once; both get the same customer (same idempotency key).
-    Tenant.objects.filter(pk=tenant.pk, stripe_customer_id="").update(stripe_customer_id=customer_id)
-    tenant.refresh_from_db(fields=["stripe_customer_id"])
-    return tenant.stripe_customer_id
 
 
 def topup_start(*, tenant: Tenant, amount_micros: int, payment_method: str | None = None) -> TopUp:

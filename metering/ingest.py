@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,13 +20,16 @@ from orjson import dumps
 
 from apikeys.services import api_keys_touch
 from contracts.usage import UsageEvent
+from metering.available import tenant_available_adjust
 from metering.crash import crash_point
 from metering.end_states import end_state_priced
 from metering.ledger import JournalSpec, journals_post, raw_cursor
 from metering.models import AccountKind, MeterStatus
+from metering.provider_truth import overcount_corrected, overcount_factors, provider_dispute_journal
 from metering.sanitize import Priced, cache_full_price_micros, event_price
 from metering.shortfall import shortfalls_record, usage_journals_clamp
 from tenants.models import BillingMode, Tenant
+from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 
@@ -147,12 +151,14 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
     unique = list({event.request_id: event for event in (e.storable() for e in events)}.values())
     tenants = Tenant.objects.in_bulk({event.tenant_id for event in unique})
     valid: list[tuple[UsageEvent, Priced]] = []
+    factors = overcount_factors(get_redis())  # offerings flagged for over-counting: charged on the true count
     for event in unique:
         tenant = tenants.get(event.tenant_id)
         if tenant is None:
             result.rejected.append((event.request_id, "unknown_tenant"))
             continue
-        valid.append((event, end_state_priced(event, event_price(event, markup_bps=tenant.markup_bps))))
+        priced = end_state_priced(event, event_price(event, markup_bps=tenant.markup_bps))
+        valid.append((event, overcount_corrected(event, priced, factors=factors, markup_bps=tenant.markup_bps)))
     if not valid:
         return result
     with transaction.atomic():
@@ -164,14 +170,25 @@ def usage_ingest(*, events: list[UsageEvent]) -> IngestResult:
         specs = [usage_journal(event, priced) for event, priced in billed]
         prepaid = {tid for tid, tenant in tenants.items() if tenant.billing_mode != BillingMode.POSTPAID}
         shortfalls = usage_journals_clamp(specs=specs, prepaid=prepaid)
-        journals_post(specs=specs, at=now)
+        disputes = [spec for event, priced in billed if (spec := provider_dispute_journal(event, priced))]
+        journals_post(specs=specs + disputes, at=now)
         shortfalls_record(shortfalls=shortfalls, tenants=tenants, at=now)
+        _overcounts_return(billed, tenants)
         _meter_events_enqueue(billed, tenants, now)
     keys_touch(events=[event for event, _ in valid])
     result.inserted = [event for event, _ in fresh]
     result.duplicates = len(valid) - len(fresh)
     result.tenant_ids = {event.tenant_id for event in result.inserted}
     return result
+
+
+def _overcounts_return(billed: list[tuple[UsageEvent, Priced]], tenants: dict[int, Tenant]) -> None:
+    """The gateway settled the reported count's charge: after commit its counter gets back what the true
+    count did not charge (metering.provider_truth)."""
+    for event, priced in billed:
+        if priced.overcount_charge_micros:
+            tenant, amount = tenants[event.tenant_id], priced.overcount_charge_micros
+            transaction.on_commit(partial(tenant_available_adjust, tenant=tenant, delta_micros=amount))
 
 
 def keys_touch(*, events: list[UsageEvent]) -> None:

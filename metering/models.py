@@ -114,6 +114,9 @@ class AccountKind(models.TextChoices):
     HOLD_SHORTFALL = "hold_shortfall", "Hold shortfall (charged beyond a prepaid balance; uncollected)"
     # A refund or lost dispute of funds the tenant had already spent: what its balance could not return.
     REVERSAL_SHORTFALL = "reversal_shortfall", "Refund/dispute shortfall (already spent; unrecovered)"
+    # Claimed back from providers: the cost of tokens a provider flagged for over-counting reported beyond the
+    # true count (metering.provider_truth); the tenant was charged on the true count.
+    PROVIDER_DISPUTE = "provider_dispute", "Provider dispute (over-counted tokens claimed back)"
 
 
 TENANT_KINDS = (AccountKind.AVAILABLE, AccountKind.SPENT)

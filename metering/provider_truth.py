@@ -15,13 +15,24 @@ integrity flags (``provider_truth_by_offering``, read by ``evaluation.services.s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from fractions import Fraction
 from typing import Any
 
+import redis
 from django.db import connection
 
-from metering.models import ProviderInvoiceLine
+from contracts.pricing import charge_micros
+from contracts.redis_keys import STATS_SNAPSHOT
+from contracts.snapshot import StatsSnapshot
+from contracts.usage import Tokens, UsageEvent, cost_micros
+from metering.ledger import JournalSpec
+from metering.models import AccountKind, ProviderInvoiceLine
+from metering.sanitize import Priced
+
+logger = logging.getLogger(__name__)
 
 DRIFT_SHARE = 0.01  # beyond 1% the provider and we disagree
 
@@ -165,3 +176,149 @@ def provider_truth_by_offering(*, since: datetime, invoices_since: date | None =
         )
         for oid in billed.keys() | tokens.keys()
     }
+
+
+# --- Charging on the true count ------------------------------------------------------------------------------
+#
+# Evaluation's integrity statistics (the price probes count the tokens of what they send and compare the
+# provider's report: ``overcount_factor`` = reported / counted) are published in the stats snapshot, which
+# also carries metering's own invoice evidence (``provider_truth_by_offering``). An offering flagged
+# ``token_overcount`` with a factor beyond ``DRIFT_SHARE`` reports more tokens than it served: at ingest the
+# tenant is charged on the true count (the reported uncached input, output and reasoning divided by the factor,
+# rounded down: cache counts are not inflated), the provider cost stays booked as the provider will bill it,
+# and the cost of the difference is booked as a provider dispute. The decision is made at ingest so every
+# figure the tenant sees (balance, generation record, console, Stripe meter) is the true one; it only ever
+# lowers a charge, so the gateway's hold stays an upper bound.
+
+OVERCOUNT_FLAG = "token_overcount"
+CORRECTED_FLAG = "provider_overcount"  # on the usage record: charged on the true count
+DISPUTE_KIND = "provider_dispute"
+ALL_REGIONS = "all"  # the snapshot's region key for statistics over every region (evaluation.models)
+
+
+@dataclass
+class _Published:
+    """The factors of the last snapshot document read (parsed again only when the document changes)."""
+
+    raw: bytes | str | None = None
+    factors: dict[int, Fraction] = field(default_factory=dict)
+
+
+_PUBLISHED = _Published()
+
+
+def overcount_factors(client: redis.Redis) -> dict[int, Fraction]:
+    """Offering id -> its measured over-count factor, for the offerings the published stats flag for it.
+
+    Read once per ingest batch and parsed only when it changed. The document itself is compared, not its
+    version: Redis emptied and a snapshot published again start the version over at 1."""
+    try:
+        raw = client.get(STATS_SNAPSHOT)
+    except redis.RedisError as exc:  # ingestion must not stop on it: the last factors read stay in force
+        logger.warning("over-count factors not refreshed: %s", exc)
+        return _PUBLISHED.factors
+    if raw != _PUBLISHED.raw:
+        _PUBLISHED.factors = _flagged(StatsSnapshot.from_json(raw)) if raw else {}
+        _PUBLISHED.raw = raw
+    return _PUBLISHED.factors
+
+
+def _flagged(snapshot: StatsSnapshot) -> dict[int, Fraction]:
+    """Per flagged offering, the factor of its all-regions entry, else the largest a region measured."""
+    found: dict[int, Fraction] = {}
+    for region, offerings in snapshot.stats.items():
+        for stats in offerings.values():
+            factor = stats.overcount_factor
+            if OVERCOUNT_FLAG not in stats.flags or factor is None or factor <= 1 + DRIFT_SHARE:
+                continue
+            if region != ALL_REGIONS:
+                found[stats.offering_id] = max(found.get(stats.offering_id, Fraction(0)), Fraction(str(factor)))
+    for stats in snapshot.stats.get(ALL_REGIONS, {}).values():
+        if OVERCOUNT_FLAG in stats.flags and stats.overcount_factor and stats.overcount_factor > 1 + DRIFT_SHARE:
+            found[stats.offering_id] = Fraction(str(stats.overcount_factor))
+    return found
+
+
+def true_tokens(tokens: Tokens, factor: Fraction) -> Tokens:
+    """The count a provider over-reporting by ``factor`` served: reported // factor for what it inflates."""
+    output = int(tokens.output / factor)
+    return replace(
+        tokens,
+        input_uncached=int(tokens.input_uncached / factor),
+        output=output,
+        reasoning=min(int(tokens.reasoning / factor), output),
+    )
+
+
+def overcount_corrected(event: UsageEvent, priced: Priced, *, factors: dict[int, Fraction], markup_bps: int) -> Priced:
+    """The priced event charged on the true count when its offering is flagged for over-counting."""
+    factor = factors.get(event.offering_id or 0)
+    if factor is None or event.byok or event.prices is None or event.usage_source != "provider":
+        return priced
+    tokens = true_tokens(priced.tokens, factor)
+    if tokens == priced.tokens:
+        return priced
+    cost = cost_micros(tokens, event.prices)
+    charge = min(priced.charge_micros, charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=False))
+    return replace(
+        priced,
+        tokens=tokens,
+        cost_micros=cost,
+        charge_micros=charge,
+        flags=tuple(dict.fromkeys((*priced.flags, CORRECTED_FLAG))),
+        overcount_cost_micros=priced.cost_micros - cost,
+        overcount_charge_micros=priced.charge_micros - charge,
+    )
+
+
+def provider_dispute_journal(event: UsageEvent, priced: Priced) -> JournalSpec | None:
+    """The over-count's cost claimed back from the provider, once per request id (None when there is none)."""
+    amount = priced.overcount_cost_micros
+    if amount <= 0:
+        return None
+    memo = (f"{event.provider} offering {event.offering_id}: over-count cost {amount}, tenant {event.tenant_id} "
+            f"charged {priced.charge_micros} (not {priced.charge_micros + priced.overcount_charge_micros})")  # fmt: skip
+    return JournalSpec(
+        key=f"{DISPUTE_KIND}:{event.request_id}",
+        kind=DISPUTE_KIND,
+        tenant_id=None,
+        lines=[((None, AccountKind.PROVIDER_DISPUTE), amount), ((None, AccountKind.PROVIDER_COST), -amount)],
+        memo=memo,
+    )
+
+
+@dataclass(frozen=True)
+class OfferingDrift:
+    """One offering's usage over a window: our cost at the recorded count against what the provider bills."""
+
+    offering_id: int
+    provider: str
+    model: str
+    requests: int
+    computed_micros: int  # ours: price snapshot x the recorded (true) tokens
+    booked_micros: int  # the provider's: its reported cost, else ours at the count it reported
+    corrected: int  # requests charged on the true count (an over-counting provider)
+    disputed_micros: int  # the over-count's cost booked as provider disputes
+
+    @property
+    def ratio(self) -> float:
+        return self.booked_micros / self.computed_micros if self.computed_micros else float("inf")
+
+    @property
+    def drifting(self) -> bool:
+        return beyond_tolerance(self.booked_micros, self.computed_micros, self.requests)
+
+
+def offering_drift(*, since: datetime) -> list[OfferingDrift]:
+    """Per offering with usage since ``since`` (BYOK and refused calls left out): the ops dashboard's drift."""
+    rows = _rows(
+        "SELECT u.offering_id, u.provider, u.model, COUNT(*), SUM(u.computed_cost_micros), SUM(u.cost_micros), "
+        "COUNT(*) FILTER (WHERE u.flags ? %s), COALESCE(SUM(d.amount_micros), 0) FROM metering_usagerecord u "
+        "LEFT JOIN (SELECT j.key, l.amount_micros FROM metering_journal j JOIN metering_journalline l "
+        "ON l.journal_id = j.id JOIN metering_account a ON a.id = l.account_id AND a.kind = %s "
+        "WHERE j.kind = %s AND j.created_at >= %s) d ON d.key = %s || u.request_id "
+        "WHERE u.created_at >= %s AND u.offering_id IS NOT NULL AND NOT u.byok AND u.status <> 'rejected' "
+        "GROUP BY 1, 2, 3 ORDER BY 1",
+        [CORRECTED_FLAG, AccountKind.PROVIDER_DISPUTE, DISPUTE_KIND, since, f"{DISPUTE_KIND}:", since],
+    )
+    return [OfferingDrift(int(o), str(p), str(m), *(int(v) for v in rest)) for o, p, m, *rest in rows]

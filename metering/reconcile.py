@@ -36,6 +36,7 @@ from metering.partitions import USAGE, first_attached_month
 from metering.provider_truth import DRIFT_SHARE, invoice_matches, reported_cost_drift
 from metering.stripe.client import meter_accepted_totals
 from metering.stripe.lifecycle import reversal_missing_keys
+from metering.stripe.meter_health import meter_events_alert
 from tenants.models import BillingMode, Tenant
 from tokenway.redis_client import get_redis
 
@@ -284,6 +285,19 @@ CHECKS: list[Callable[[], list[Finding]]] = [
     check_provider_cost_drift,
     check_provider_invoices,
 ]
+
+
+def check_meter_events_unsent() -> list[Finding]:
+    """Postpaid usage Stripe has not taken: per tenant, meter events pending beyond
+    ``meter_health.UNSENT_MAX_AGE``, rejected or expired (an error each, and an operator alert)."""
+    now = timezone.now()
+    return [
+        Finding("meter_events_unsent", "error", f"tenant:{unsent.tenant_slug}", unsent.detail(now))
+        for unsent in meter_events_alert(now=now)
+    ]
+
+
+CHECKS.append(check_meter_events_unsent)
 
 
 def reconciliation_run() -> list[Finding]:

@@ -24,12 +24,17 @@ class Priced:
     charge_micros: int
     flags: tuple[str, ...]
     reported_cost_micros: int | None = None  # the provider's own, when its usage said (never negative)
+    # Tokens a provider flagged for over-counting reported beyond the true count (metering.provider_truth):
+    # their cost (the provider still bills it: disputed) and what the tenant was not charged for them.
+    overcount_cost_micros: int = 0
+    overcount_charge_micros: int = 0
 
     @property
     def booked_cost_micros(self) -> int:
-        """The provider cost the ledger books: the provider's own figure when it gave a sane one, else ours."""
+        """The provider cost the ledger books: the provider's own figure when it gave a sane one, else ours
+        at the count it reported (an over-count is booked as billed, then disputed)."""
         if self.reported_cost_micros is None or "reported_cost_absurd" in self.flags:
-            return self.cost_micros
+            return self.cost_micros + self.overcount_cost_micros
         return self.reported_cost_micros
 
 

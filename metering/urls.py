@@ -11,5 +11,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("stripe/webhook", views.StripeWebhookView.as_view(), name="stripe-webhook"),
     path("tenants/<slug:tenant_slug>/usage/", views.TenantUsageView.as_view(), name="tenant-usage"),
     path("tenants/<slug:tenant_slug>/generations/", views.TenantGenerationsView.as_view(), name="tenant-generations"),
+    path("tenants/<slug:tenant_slug>/billing/postpaid", views.TenantPostpaidView.as_view(), name="tenant-postpaid"),
     path("tenants/<slug:tenant_slug>/usage.csv", views.TenantUsageCsvView.as_view(), name="tenant-usage-csv"),
 ]

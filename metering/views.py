@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
@@ -22,6 +22,7 @@ from contracts.usage import USAGE_STATUSES
 from metering import selectors
 from metering.api_docs import CurrentKeySummaryOut, GenerationOut, GenerationsOut, UsageOut, WebhookOut
 from metering.cursors import MAX_CURSOR_CHARS, BadCursor, cursor_decode
+from metering.stripe.customers import PostpaidRefused, postpaid_enable
 from metering.stripe.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
 from tenants.api_base import StrictSerializer, TenantScopedView
 from tenants.permissions import Action
@@ -204,3 +205,46 @@ class StripeWebhookView(APIView):
         except WebhookRefused as exc:
             raise ApiError(exc.code, str(exc)) from exc
         return Response({"received": True, "outcome": stripe_event_apply(event=event)})
+
+
+class PostpaidIn(StrictSerializer):
+    payment_method = serializers.RegexField(r"^pm_[A-Za-z0-9_]{1,60}$", help_text="a Stripe PaymentMethod id (pm_…)")
+
+
+class PostpaidOut(serializers.Serializer[Any]):
+    billing_mode = serializers.CharField()
+    credit_limit_micros = serializers.IntegerField(
+        help_text="what the gateway lends beyond the balance; set by operators"
+    )
+    payment_method = serializers.CharField(source="stripe_payment_method_id")
+
+
+# What each refusal of the switch answers: the caller's card (402, like a declined payment), its input, Stripe
+# down for now (503), this server without Stripe (409: nothing the caller can retry into success).
+POSTPAID_STATUS = {"payment_method_declined": 402, "payment_method_invalid": 400, "stripe_unavailable": 503,
+                   "stripe_not_configured": 409}  # fmt: skip
+
+
+class TenantPostpaidView(TenantScopedView):
+    @extend_schema(
+        request=PostpaidIn,
+        responses={
+            200: PostpaidOut,
+            402: OpenApiResponse(OpenApiTypes.OBJECT, description="Stripe declined the card (error shape)"),
+            503: OpenApiResponse(OpenApiTypes.OBJECT, description="Stripe unreachable (error shape)"),
+        },
+        operation_id="tenants_postpaid_enable",
+        description="Switch the tenant to postpaid: its Stripe customer, the payment method attached as the "
+        "default for Stripe's invoices, then the switch; a refusal changes nothing.",
+    )
+    def post(self, request: Request, tenant_slug: str) -> Response:
+        self.require(Action.TENANT_BILLING_UPDATE)
+        data = PostpaidIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            tenant = postpaid_enable(
+                tenant=self.membership.tenant, payment_method=data.validated_data["payment_method"]
+            )
+        except PostpaidRefused as exc:
+            raise ApiError(exc.code, str(exc), param="payment_method", status_code=POSTPAID_STATUS[exc.code]) from exc
+        return Response(PostpaidOut(tenant).data)

@@ -15,6 +15,7 @@ from metering.selectors import (
     findings_open,
     generation_costs_get,
     platform_overview,
+    provider_drift,
     stripe_sync_status,
     tenant_meter_failures,
     tenant_reversals,
@@ -50,6 +51,7 @@ def dashboard(days: int = 30) -> dict[str, Any]:
         "cash": cash_overview(start=end - timedelta(days=days), end=end),
         "tenants": tenants_billing_state(start=end - timedelta(days=days), end=end),
         "probe_spend": probe_spend(since=end - PROBE_SPEND_WINDOW, until=end),
+        "drift": provider_drift(since=end - timedelta(days=days)),
     }
 
 

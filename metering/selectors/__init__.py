@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from metering.alerts import tenant_month_spend_micros as tenant_month_spend_micros  # re-exported: a read
 from metering.cursors import BadCursor as BadCursor  # re-exported: generations_list raises it
+from metering.selectors.drift import provider_drift as provider_drift
 from metering.selectors.generations import GenerationFilter as GenerationFilter
 from metering.selectors.generations import GenerationPage as GenerationPage
 from metering.selectors.generations import cache_saved_micros as cache_saved_micros

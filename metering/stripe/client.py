@@ -76,6 +76,20 @@ def customer_create(*, tenant_id: int, name: str, email: str = "") -> str:
     return str(customer.id)
 
 
+def payment_method_attach(*, customer_id: str, payment_method: str) -> str:
+    """Attach a payment method to the customer and make it the default for Stripe's invoices (postpaid); its id
+    (a test token such as ``pm_card_visa`` becomes a new ``pm_…``). Raises stripe.CardError when the card is
+    declined, stripe.InvalidRequestError when it does not exist."""
+    client = stripe_client()
+    attached = client.v1.payment_methods.attach(payment_method, params={"customer": customer_id})
+    client.v1.customers.update(
+        customer_id,
+        params={"invoice_settings": {"default_payment_method": attached.id}},
+        options=_opts(f"customer-default-pm:{customer_id}:{attached.id}"),
+    )
+    return str(attached.id)
+
+
 def payment_intent_create(
     *, customer_id: str, amount_cents: int, topup_id: int, tenant_id: int, payment_method: str | None = None
 ) -> stripe.PaymentIntent:

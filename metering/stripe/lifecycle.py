@@ -10,6 +10,10 @@ arrive, in whatever order, each movement is booked once:
 - ``dispute:<dp_id>:withdrawn``: like a refund (funds withdrawn; inquiries ``warning_*`` withdraw nothing);
 - ``dispute:<dp_id>:reinstated``: the withdrawal negated (dispute won, funds reinstated).
 
+A reversal takes back at most what remains of its payment (its credit less the refunds and withdrawals
+already booked): a refund Stripe reports larger than that is booked capped and the rest is an error finding
+(``refund_over_payment``), never taken from the tenant.
+
 A prepaid balance stops at zero (PostgreSQL refuses lower, migration 0004): what the tenant had already
 spent goes to the platform's ``reversal_shortfall`` account. A ``PaymentReversal`` row keeps each object's
 last status; reconciliation compares it with the journals.
@@ -22,11 +26,20 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from metering.available import tenant_available_adjust
 from metering.ledger import AccountRef, JournalSpec, balances_lock, journals_post
-from metering.models import AccountKind, Journal, JournalLine, PaymentReversal, ReversalKind, TopUp
+from metering.models import (
+    AccountKind,
+    Journal,
+    JournalLine,
+    PaymentReversal,
+    ReconciliationFinding,
+    ReversalKind,
+    TopUp,
+)
 from metering.money import cents_to_micros
 from metering.stripe.client import refunds_list
 from tenants.models import BillingMode, Tenant
@@ -39,6 +52,9 @@ REFUND_DEBITED = frozenset({"succeeded", "pending", "requires_action"})  # Strip
 REFUND_UNDONE = frozenset({"failed", "canceled"})
 # Final statuses: a late event with an older status never overwrites them.
 FINAL = frozenset({"failed", "canceled", "won", "lost", "warning_closed"})
+
+
+OVER_PAYMENT = "refund_over_payment"  # the finding: a reversal larger than what remained of its payment
 
 
 def refund_key(refund_id: str) -> str:
@@ -98,6 +114,51 @@ def reversal_debit(*, tenant: Tenant, key: str, kind: str, amount_micros: int) -
     return bool(posted)
 
 
+def _reversal_keys(stripe_id: str) -> list[str]:
+    return [refund_key(stripe_id), f"{refund_key(stripe_id)}:reversed", dispute_key(stripe_id),
+            f"dispute:{stripe_id}:reinstated"]  # fmt: skip
+
+
+def payment_refundable_micros(*, payment_intent: str, exclude: str = "") -> int | None:
+    """What of a payment has not been taken back yet: its credit less every refund and withdrawal booked for it
+    (their reversals added back). None when the payment's credit is not in our books (nothing to cap by).
+
+    Race: two refunds of one payment applied at once would each see the whole payment left; the payment's row
+    lock (its TopUp) orders them, so the second reads the first's journal. Inside a transaction.
+    """
+    if not payment_intent:
+        return None
+    list(TopUp.objects.select_for_update().filter(payment_intent_id=payment_intent).values_list("pk"))
+    credited = _clearing_sum([f"topup:{payment_intent}"])
+    if credited == 0:
+        return None
+    others = PaymentReversal.objects.filter(payment_intent_id=payment_intent).exclude(stripe_id=exclude)
+    keys = [key for stripe_id in others.values_list("stripe_id", flat=True) for key in _reversal_keys(stripe_id)]
+    return max(0, -credited - _clearing_sum(keys))
+
+
+def _clearing_sum(keys: list[str]) -> int:
+    """Σ of the Stripe clearing lines of these journals (a credit is negative there, a refund positive)."""
+    lines = JournalLine.objects.filter(journal__key__in=keys, account__kind=AccountKind.STRIPE_CLEARING)
+    return int(lines.aggregate(total=Sum("amount_micros"))["total"] or 0)
+
+
+def reversal_debit_capped(*, tenant: Tenant, row: PaymentReversal, key: str, kind: str) -> bool:
+    """``reversal_debit`` of the reversal's amount, capped by what remains of its payment; the rest is flagged."""
+    refundable = payment_refundable_micros(payment_intent=row.payment_intent_id, exclude=row.stripe_id)
+    amount = row.amount_micros if refundable is None else min(row.amount_micros, refundable)
+    posted = reversal_debit(tenant=tenant, key=key, kind=kind, amount_micros=amount)
+    if posted and amount < row.amount_micros:
+        excess = row.amount_micros - amount
+        ReconciliationFinding.objects.create(
+            run_at=timezone.now(), check_name=OVER_PAYMENT, severity="error", subject=key[:200],
+            detail={"tenant_id": tenant.pk, "payment_intent": row.payment_intent_id, "reported_micros":
+                    row.amount_micros, "booked_micros": amount, "excess_micros": excess},
+        )  # fmt: skip
+        logger.error("%s: %d beyond what remained of payment %s, not booked", key, excess, row.payment_intent_id)
+    return posted
+
+
 def journal_reverse(*, tenant: Tenant, key: str, reverse_key: str, kind: str) -> bool:
     """Post the negation of journal ``key`` once (nothing when it was never posted)."""
     lines: list[tuple[AccountRef, int]] = [
@@ -132,7 +193,7 @@ def refund_apply(*, refund: dict[str, Any], charge: dict[str, Any] | None = None
         return "unattributed"
     key = refund_key(row.stripe_id)
     if row.status in REFUND_DEBITED:
-        return _outcome(reversal_debit(tenant=tenant, key=key, kind="refund", amount_micros=row.amount_micros))
+        return _outcome(reversal_debit_capped(tenant=tenant, row=row, key=key, kind="refund"))
     if row.status in REFUND_UNDONE:
         reversed_ = journal_reverse(tenant=tenant, key=key, reverse_key=f"{key}:reversed", kind="refund_reversed")
         return "applied" if reversed_ else "ignored"
@@ -168,7 +229,7 @@ def _dispute_withdraw(row: PaymentReversal, tenant: Tenant) -> str:
     if row.status == "won" or row.status.startswith("warning_"):  # won: reinstated; inquiry: nothing withdrawn
         return "ignored"
     key = dispute_key(row.stripe_id)
-    return _outcome(reversal_debit(tenant=tenant, key=key, kind="dispute", amount_micros=row.amount_micros))
+    return _outcome(reversal_debit_capped(tenant=tenant, row=row, key=key, kind="dispute"))
 
 
 def _dispute_reinstate(row: PaymentReversal, tenant: Tenant) -> str:

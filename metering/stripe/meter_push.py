@@ -21,6 +21,7 @@ from django.utils import timezone
 from metering.crash import crash_point
 from metering.models import MeterEvent, MeterStatus
 from metering.stripe.client import MeterEventOut, MeterSessionExpired, meter_events_send
+from metering.stripe.meter_health import meter_events_alert
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def meter_events_push(*, limit: int = PUSH_BATCH) -> PushResult:
                 result.failed += len(chunk)
                 break  # keep order and the rate limit: the rest waits for the next pass
     result.waiting_customer = _attach_customers()
+    meter_events_alert()
     return result
 
 

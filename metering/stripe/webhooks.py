@@ -28,6 +28,11 @@ from tenants.models import Tenant
 logger = logging.getLogger(__name__)
 
 SIGNATURE_TOLERANCE_S = 300  # Stripe's default: refuse signatures older than five minutes
+# Stripe's amounts are integers of the currency's smallest unit with at most 8 digits (12 for a few
+# zero-decimal currencies): anything larger is not a Stripe amount, and 10^20 cents would overflow the ledger.
+MAX_AMOUNT_CENTS = 999_999_999_999
+# The amount members of the objects we apply (payment intents, charges, refunds, disputes, invoices).
+AMOUNT_FIELDS = ("amount", "amount_received", "amount_paid", "amount_captured", "amount_refunded", "amount_due")
 MEMO_MAX = 200  # metering_journal.memo; a longer URL is not kept rather than cut
 
 
@@ -57,6 +62,7 @@ def webhook_verify(*, payload: bytes, signature: str | None) -> stripe.Event:
         raise WebhookRefused(
             "invalid_payload", "the body is not a Stripe event (object, id, type, created, data.object)"
         )
+    _amounts_check(body["data"]["object"])
     event: stripe.Event = stripe.Webhook.construct_event(text, signature, secret, tolerance=SIGNATURE_TOLERANCE_S)
     return event
 
@@ -87,6 +93,27 @@ def _is_event_envelope(body: Any) -> bool:
         and isinstance(obj, dict)
         and isinstance(obj.get("id"), str)
     )
+
+
+def _amounts_check(obj: dict[str, Any]) -> None:
+    """Every amount we may book is a whole, non-negative number of cents within Stripe's range: a string
+    ("1000"), a float or 10^20 is a 400 naming the member, before anything is recorded or booked."""
+    listed = obj.get("refunds")
+    refunds = listed.get("data") if isinstance(listed, dict) else None
+    items = [("", obj)]
+    if isinstance(refunds, list):
+        items += [(f"refunds.data[{i}].", refund) for i, refund in enumerate(refunds) if isinstance(refund, dict)]
+    for prefix, item in items:
+        for name in AMOUNT_FIELDS:
+            value = item.get(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_AMOUNT_CENTS:
+                raise WebhookRefused(
+                    "invalid_amount",
+                    f"data.object.{prefix}{name} must be a whole number of cents from 0 to {MAX_AMOUNT_CENTS}, "
+                    f"not {str(value)[:40]!r}",
+                )
 
 
 def _dedupe_insert(event: stripe.Event, outcome: str) -> bool:

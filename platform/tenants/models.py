@@ -48,6 +48,8 @@ class Tenant(models.Model):
     # (docs/gateway.md, "Model names"); a key may override it. Off: the model asked for, or a clear 404.
     model_family_fallback = models.BooleanField(default=False)
     stripe_customer_id = models.CharField(max_length=64, blank=True)
+    # The customer's default payment method for Stripe's postpaid invoices (pm_…); postpaid needs one.
+    stripe_payment_method_id = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return self.slug

@@ -62,6 +62,31 @@ def tenant_update(*, tenant: Tenant, **fields: Any) -> Tenant:
     return tenant
 
 
+def tenant_settings_update(*, tenant: Tenant, **fields: Any) -> Tenant:
+    """A member's change through the management API. Switching to postpaid needs a Stripe customer with a
+    payment method on file (``POST .../billing/postpaid`` adds one and switches): without it the switch is
+    refused and nothing changes, since usage Stripe cannot bill would pile up unbilled."""
+    switching = fields.get("billing_mode") == BillingMode.POSTPAID and tenant.billing_mode != BillingMode.POSTPAID
+    with transaction.atomic():
+        # Race: a payment method set by a concurrent postpaid_enable; the row lock reads the committed one.
+        locked = Tenant.objects.select_for_update().only("stripe_customer_id", "stripe_payment_method_id")
+        row = locked.get(pk=tenant.pk)
+        if switching and not (row.stripe_customer_id and row.stripe_payment_method_id):
+            raise ApiError(
+                "payment_method_required",
+                f"postpaid usage is billed to a card on file: add one with POST /api/v1/tenants/{tenant.slug}"
+                '/billing/postpaid {"payment_method": "pm_..."}, which also switches the tenant to postpaid',
+                param="billing_mode",
+                status_code=409,
+            )
+        return tenant_update(tenant=tenant, **fields)
+
+
+def tenant_payment_method_set(*, tenant: Tenant, customer_id: str, payment_method_id: str) -> Tenant:
+    """Record the Stripe customer and the payment method Stripe accepted for it (metering.billing)."""
+    return tenant_update(tenant=tenant, stripe_customer_id=customer_id, stripe_payment_method_id=payment_method_id)
+
+
 def _credit_micros(tenant: Tenant) -> int:
     """What the gateway may lend the tenant beyond its balance: the credit limit, when postpaid."""
     return tenant.credit_limit_micros if tenant.billing_mode == BillingMode.POSTPAID else 0

@@ -25,7 +25,7 @@ from tenants.selectors import (
     tenant_member_get,
     tenant_members,
 )
-from tenants.services import membership_change_role, membership_remove, tenant_create, tenant_update
+from tenants.services import membership_change_role, membership_remove, tenant_create, tenant_settings_update
 
 
 def tenant_data(membership: Membership) -> dict[str, Any]:
@@ -66,7 +66,7 @@ class TenantDetailView(TenantScopedView):
             self.require(Action.TENANT_UPDATE)
         if set(fields) & s.BILLING_FIELDS:
             self.require(Action.TENANT_BILLING_UPDATE)
-        tenant_update(tenant=self.membership.tenant, **fields)
+        tenant_settings_update(tenant=self.membership.tenant, **fields)
         return Response(tenant_data(self.membership))
 
 

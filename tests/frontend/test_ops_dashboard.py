@@ -67,3 +67,33 @@ def test_tenant_drilldown(books):
     assert [e["identifier"] for e in t["meter_failures"]] == ["gen-m1"]
     html = response.content.decode()
     assert "stripe 500" in html and 'id="tenant-balance">$50.000000<' in html
+
+
+def test_dashboard_shows_each_offerings_drift_and_the_over_count_disputed(personas, redis_client):
+    """docs/billing.md, "Over-counting providers": the per-offering drift operators watch."""
+    import math
+    import time
+    from dataclasses import replace
+
+    from contracts.snapshot import OfferingStats, StatsSnapshot
+    from evaluation.services.snapshot import snapshot_publish
+    from metering.ingest import usage_ingest
+    from tests.metering.conftest import PRICES, make_event
+
+    flagged = OfferingStats(offering_id=7, n=40, flags=("token_overcount",), price_n=40, overcount_factor=1.15)
+    snapshot_publish(client=redis_client, snapshot=StatsSnapshot(version=0, generated_at=time.time(), window="1h",
+                                                                 stats={"all": {"7": flagged}}))  # fmt: skip
+    true = Tokens(input_uncached=1_000, cache_read=800, output=300, reasoning=50)
+    reported = replace(true, input_uncached=math.ceil(1_000 * 1.15), output=math.ceil(300 * 1.15),
+                       reasoning=math.ceil(50 * 1.15))  # fmt: skip
+    usage_ingest(events=[make_event(personas.tenant.pk, request_id="req_drift", offering_id=7, tokens=reported),
+                         make_event(personas.tenant.pk, request_id="req_honest", offering_id=8, tokens=true)])  # fmt: skip
+    response = _staff(personas).get("/ops/billing/")
+    rows = {row["offering_id"]: row for row in response.context["d"]["drift"]}
+    over = cost_micros(reported, PRICES) - cost_micros(true, PRICES)
+    assert rows[7]["corrected"] == 1 and rows[7]["disputed_micros"] == over and rows[7]["drifting"]
+    assert rows[7]["booked_micros"] - rows[7]["computed_micros"] == over
+    assert rows[8]["corrected"] == 0 and rows[8]["disputed_micros"] == 0 and not rows[8]["drifting"]
+    assert next(iter(rows)) == 7  # drifting offerings first
+    html = response.content.decode()
+    assert 'id="ops-drift"' in html and 'data-offering="7"' in html and "badge-bad" in html

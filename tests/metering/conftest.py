@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import requests
 
 from contracts.pricing import charge_micros
@@ -19,6 +20,13 @@ from contracts.redis_keys import usage_shard, usage_shard_count, usage_stream
 from contracts.usage import Prices, Tokens, UsageEvent, cost_micros
 from devtools.ports import free_port
 from devtools.ports import wait_for_port as wait_port
+from publishing.catalog_snapshot import publish_catalog
+from sim.server import SimHandle, start_in_thread
+from tests.catalogs import apply_catalog_file
+from tests.routing import harness
+from tests.routing.conftest import TIME_SCALE, calm_profiles
+from tests.routing.harness import ServerThread
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = Prices(input=2_000_000, output=8_000_000, cache_read=500_000, cache_write_5m=2_500_000, version=3)
@@ -114,3 +122,36 @@ def localstripe(settings) -> Iterator[str]:
 def emulator_totals(base: str) -> dict[str, Any]:
     body: dict[str, Any] = requests.get(f"{base}/_emulator/totals", timeout=5).json()
     return body
+
+
+# --- The real gateway before the simulated fleet, for through-the-gateway billing tests -----------------
+
+
+@pytest.fixture(scope="module")
+def billing_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
+    handle = start_in_thread(seed=21, time_scale=TIME_SCALE, profiles=calm_profiles(tmp_path_factory.mktemp("sim")))
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture(scope="module")
+def billing_gateway_thread(billing_fleet: SimHandle) -> Iterator[ServerThread]:
+    from routing.app import make_gateway_app
+
+    server = ServerThread(make_gateway_app(harness.test_config()))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def billing_gateway(
+    billing_gateway_thread: ServerThread, billing_fleet: SimHandle, redis_client: redis.Redis
+) -> ServerThread:
+    """The real gateway before the simulated fleet (calm profiles), the demo catalog in the database, published."""
+    apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=billing_fleet.base_url)
+    version = publish_catalog()
+    catalog = billing_gateway_thread.gateway.catalog
+    wait_until(lambda: catalog.catalog and catalog.catalog.version == version, timeout=5,
+               message="the gateway sees the catalog")  # fmt: skip
+    requests.post(f"{billing_fleet.base_url}/_sim/reset", timeout=5)
+    return billing_gateway_thread

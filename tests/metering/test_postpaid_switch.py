@@ -43,7 +43,11 @@ def test_a_hold_in_flight_is_kept_across_the_switch_back(tenant, redis_client):
 def test_the_billing_api_switch_is_published_by_the_service(tenant, redis_client, api_client_for):
     from tests.factories import MembershipFactory
 
-    Tenant.objects.filter(pk=tenant.pk).update(credit_limit_micros=1_000_000)  # staff-set limit
+    Tenant.objects.filter(
+        pk=tenant.pk
+    ).update(  # staff-set limit; a card on file (tests/metering/test_postpaid_billing.py)
+        credit_limit_micros=1_000_000, stripe_customer_id="cus_on_file", stripe_payment_method_id="pm_on_file"
+    )
     tenant.refresh_from_db()
     tenant_available_ensure(tenant=tenant)
     billing = MembershipFactory(tenant=tenant, role="billing")

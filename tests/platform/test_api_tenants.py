@@ -61,6 +61,7 @@ def test_billing_member_may_change_billing_but_not_routing(tenant, api_client_fo
 
     billing = MembershipFactory(tenant=tenant, role="billing")
     client = api_client_for(billing)
+    Tenant.objects.filter(pk=tenant.pk).update(stripe_customer_id="cus_on_file", stripe_payment_method_id="pm_on_file")
     assert client.patch("/api/v1/tenants/acme/", {"billing_mode": "postpaid"}, format="json").status_code == 200
     _error(client.patch("/api/v1/tenants/acme/", {"rpm_limit": 5}, format="json"), 403, "permission_denied")
 
