@@ -239,9 +239,14 @@ def _flagged(snapshot: StatsSnapshot) -> dict[int, Fraction]:
     return found
 
 
-def true_tokens(tokens: Tokens, factor: Fraction) -> Tokens:
-    """The count a provider over-reporting by ``factor`` served: reported // factor for what it inflates."""
-    output = int(tokens.output / factor)
+def true_tokens(tokens: Tokens, factor: Fraction, *, clamped_output: int = 0) -> Tokens:
+    """The count a provider over-reporting by ``factor`` served: reported // factor for what it inflates.
+
+    ``clamped_output`` is what the gateway already cut from the reported output (beyond the caller's
+    allowance, ``UsageEvent.output_clamped_tokens``): the factor applies to what the provider reported,
+    and the result never exceeds the clamped count, so the two corrections are not applied twice.
+    """
+    output = min(tokens.output, int((tokens.output + max(clamped_output, 0)) / factor))
     return replace(
         tokens,
         input_uncached=int(tokens.input_uncached / factor),
@@ -255,7 +260,7 @@ def overcount_corrected(event: UsageEvent, priced: Priced, *, factors: dict[int,
     factor = factors.get(event.offering_id or 0)
     if factor is None or event.byok or event.prices is None or event.usage_source != "provider":
         return priced
-    tokens = true_tokens(priced.tokens, factor)
+    tokens = true_tokens(priced.tokens, factor, clamped_output=event.output_clamped_tokens)
     if tokens == priced.tokens:
         return priced
     cost = cost_micros(tokens, event.prices)

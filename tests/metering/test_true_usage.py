@@ -77,6 +77,17 @@ def test_the_true_count_is_recovered_exactly_from_the_sims_inflation(true):
     assert true_tokens(_inflated(true), Fraction("1.15")) == true
 
 
+def test_output_the_gateway_clamped_is_not_divided_again():
+    """A call capped at 120 output tokens, reported as 138 by a 1.15x over-counter: the gateway books 120 and
+    says it cut 18; the true count is 138 / 1.15 = 120, not 120 / 1.15 = 104."""
+    from fractions import Fraction
+
+    clamped = Tokens(50, 0, 0, 0, 120, 0)
+    assert true_tokens(clamped, Fraction("1.15"), clamped_output=18).output == 120
+    assert true_tokens(clamped, Fraction("1.15"), clamped_output=0).output == 104  # nothing cut: all inflated
+    assert true_tokens(clamped, Fraction("1.15"), clamped_output=500).output == 120  # never above the clamp
+
+
 def test_a_flagged_provider_is_charged_on_the_true_count_and_the_difference_disputed(funded, redis_client):
     reported = _inflated(TRUE)
     event = make_event(funded.pk, request_id="req_over", offering_id=OVERCOUNTING, tokens=reported)
