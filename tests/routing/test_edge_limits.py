@@ -195,3 +195,19 @@ def test_connections_beyond_the_cap_get_503_and_are_closed(port: int) -> None:
     # once they are gone, a new connection is served again (the server may need a moment to see the FINs)
     request = b"GET /v1/models HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n"
     wait_until(lambda: exchange(port, request).status == 401, timeout=5, message="served again below the cap")
+
+
+def test_a_non_ascii_header_in_a_later_read_is_refused(port: int) -> None:
+    pieces = [CHAT + b"X-Plain: 1\r\n", b"X-Bytes: caf\xc3\xa9\r\nContent-Length: 2\r\n\r\n{}"]
+    with connect(port) as sock:
+        answer = send_slowly(sock, pieces, every=0.2, timeout=5)
+    refused(answer, 400, "invalid_header")
+
+
+def test_a_utf8_body_is_not_a_header_problem(port: int, redis_client: redis.Redis) -> None:
+    key = make_tenant(redis_client).key.encode()
+    payload = '{"model":"no-such-model","messages":[{"role":"user","content":"你好, café"}]}'.encode()
+    request = (CHAT + b"Authorization: Bearer %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
+               b"Content-Length: %d\r\n\r\n%s" % (key, len(payload), payload))  # fmt: skip
+    answer = exchange(port, request)
+    assert answer.status == 404 and answer.json()["error"]["code"] == "model_not_found"
