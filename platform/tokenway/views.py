@@ -3,11 +3,14 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import cache_control
 
-from tokenway.health import platform_health
+from tokenway.health import platform_health, summary
+from tokenway.health_board import BOARD
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    healthy, body = platform_health()
+    """Served by tokenway.health_asgi in the web process; this view answers where Django is reached
+    otherwise (the test client, another server): the board's readings, or every check now without one."""
+    healthy, body = summary(BOARD.statuses()) if BOARD.running else platform_health()
     return JsonResponse(body, status=200 if healthy else 503)
 
 

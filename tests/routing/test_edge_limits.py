@@ -211,3 +211,11 @@ def test_a_utf8_body_is_not_a_header_problem(port: int, redis_client: redis.Redi
                b"Content-Length: %d\r\n\r\n%s" % (key, len(payload), payload))  # fmt: skip
     answer = exchange(port, request)
     assert answer.status == 404 and answer.json()["error"]["code"] == "model_not_found"
+
+
+def test_make_runs_web_process_serves_with_the_edge_protocol(tmp_path: Path) -> None:
+    from devtools.runall import _children
+    from routing.edge import PROTOCOL
+
+    web = next(c for c in _children(port=8000, sim_port=8100, beat_schedule=tmp_path / "beat") if c.name == "web")
+    assert web.command[web.command.index("--http") + 1] == PROTOCOL
