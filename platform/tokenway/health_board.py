@@ -14,12 +14,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connections
+
 from tokenway.env import env_float
 from tokenway.health import COMPONENTS, Component, ComponentStatus
 
 # A check that has not come back this long after it was due is down: a load balancer's own health
 # check timeout is typically 2-5 s, and a healthy database or Redis answers in milliseconds.
 CHECK_DEADLINE_S = env_float("TOKENWAY_HEALTH_CHECK_DEADLINE", 2.0)
+STOP_WAIT_S = 1.0  # at shutdown, for the checks in progress to end and close their connections
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,18 +56,24 @@ class HealthBoard:
                 self._threads.append(thread)
 
     def stop(self) -> None:
+        """Checks in progress finish (a hung one is left behind: its thread is a daemon)."""
         with self._lock:
             self._stop.set()
+            for thread in self._threads:
+                thread.join(timeout=STOP_WAIT_S / len(self._threads))
             self._threads.clear()
 
     def _run(self, component: Component, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                status = component.check()
-            except Exception as exc:  # noqa: BLE001 - a check that raises reports its component down
-                status = ComponentStatus(False, {"error": type(exc).__name__})
-            self._readings[component.name] = Reading(status, time.monotonic())
-            stop.wait(component.interval_s)
+        try:
+            while not stop.is_set():
+                try:
+                    status = component.check()
+                except Exception as exc:  # noqa: BLE001 - a check that raises reports its component down
+                    status = ComponentStatus(False, {"error": type(exc).__name__})
+                self._readings[component.name] = Reading(status, time.monotonic())
+                stop.wait(component.interval_s)
+        finally:
+            connections.close_all()  # this thread's own: a stopped board leaves no session open on the database
 
     def statuses(self) -> dict[str, ComponentStatus]:
         """Each component's latest status, with its age; a hanging or not yet run check is down."""
