@@ -92,6 +92,7 @@ def test_healthz_stays_fast_while_the_database_is_frozen(web: Web) -> None:
         frozen = requests.get(f"{web.base_url}/healthz", timeout=10)
         ready = requests.get(f"{web.base_url}/readyz", timeout=10)
         live = requests.get(f"{web.base_url}/livez", timeout=10)
+        wait_until(lambda: any(s == 503 for p in probers for _, s, _ in p.seen), timeout=5, message="probers saw 503")
         web.proxy.thaw()
         wait_until(lambda: _database(web) == "ok", timeout=10, message="database back after the thaw")
     finally:
