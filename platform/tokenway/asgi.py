@@ -36,7 +36,7 @@ django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(web
 
 
 async def application(scope, receive, send):
-    if scope["type"] == "lifespan":  # the gateway's clients and refreshers, and the health board's checks
+    if scope["type"] == "lifespan":  # the gateway's clients and refreshers, and the background health checks
         await gateway(scope, health_asgi.lifespan_receive(receive), send)
         return
     if scope["type"] in ("http", "websocket") and is_gateway_path(scope):  # /v1 websockets: refused there

@@ -1,7 +1,7 @@
 """Health of the platform's components: database, Redis, Celery queues, simulated providers, processes.
 
 Each component is one ``Component`` in ``COMPONENTS``: a name, a check (blocking is fine: the web
-process runs it on a thread of its own, ``tokenway.health_board``), whether it decides readiness, and
+process runs it on a thread of its own, ``tokenway.health_background``), whether it decides readiness, and
 how often it runs. Adding a component is one line there; ``/healthz`` and ``/readyz`` list it.
 """
 
@@ -119,6 +119,6 @@ def summary(statuses: dict[str, ComponentStatus]) -> tuple[bool, dict[str, Any]]
 
 
 def platform_health() -> tuple[bool, dict[str, Any]]:
-    """Every check now, in this thread (where no health board runs: the Django view, tests)."""
+    """Every check now, in this thread (where the background checks do not run: the Django view, tests)."""
     statuses = {c.name: status for c in COMPONENTS if (status := c.check()) is not None}
     return summary(statuses)

@@ -1,8 +1,8 @@
 """``/healthz``, ``/readyz`` and ``/livez`` answered by the ASGI composition root, before Django.
 
-No middleware, no thread hop, no database or Redis round trip: the answer is built from the health
-board's latest readings (``tokenway.health_board``), so it takes microseconds however loaded the
-process or slow its dependencies are.
+No middleware, no thread hop, no database or Redis round trip: the answer is built from the latest
+readings of the background checks (``tokenway.health_background``), so it takes microseconds however
+loaded the process or slow its dependencies are.
 
 - ``GET /livez``: the process answers (its event loop runs). Always 200; for a process manager.
 - ``GET /healthz``: unchanged contract: 200, or 503 when a required component (database, Redis) is
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tokenway.health import COMPONENTS, summary
-from tokenway.health_board import BOARD, HealthBoard
+from tokenway.health_background import CHECKS, BackgroundChecks
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -29,13 +29,13 @@ Send = Callable[[Message], Awaitable[None]]
 PATHS = frozenset({"/healthz", "/readyz", "/livez"})
 
 
-def healthz(board: HealthBoard) -> tuple[int, dict[str, Any]]:
-    healthy, body = summary(board.statuses())
+def healthz(checks: BackgroundChecks) -> tuple[int, dict[str, Any]]:
+    healthy, body = summary(checks.statuses())
     return (200 if healthy else 503), body
 
 
-def readyz(board: HealthBoard) -> tuple[int, dict[str, Any]]:
-    statuses = board.statuses()
+def readyz(checks: BackgroundChecks) -> tuple[int, dict[str, Any]]:
+    statuses = checks.statuses()
     required = {c.name for c in COMPONENTS if c.required}
     failing = sorted(name for name in required if not (name in statuses and statuses[name].ok))
     components = {name: {**s.as_dict(), "required": name in required} for name, s in statuses.items()}
@@ -43,20 +43,20 @@ def readyz(board: HealthBoard) -> tuple[int, dict[str, Any]]:
                                        "components": components}  # fmt: skip
 
 
-def livez(board: HealthBoard) -> tuple[int, dict[str, Any]]:
+def livez(checks: BackgroundChecks) -> tuple[int, dict[str, Any]]:
     return 200, {"status": "ok"}
 
 
 _VIEWS = {"/healthz": healthz, "/readyz": readyz, "/livez": livez}
 
 
-async def serve(scope: Scope, send: Send, board: HealthBoard = BOARD) -> None:
+async def serve(scope: Scope, send: Send, checks: BackgroundChecks = CHECKS) -> None:
     if scope["method"] not in ("GET", "HEAD"):
         await _respond(send, 405, {"error": {"code": "method_not_allowed", "message": "Use GET.", "param": None}},
                        head=False, extra=[(b"allow", b"GET, HEAD")])  # fmt: skip
         return
-    board.start()  # no-op once the lifespan started it; a server without lifespan starts it here
-    status, body = _VIEWS[scope["path"]](board)
+    checks.start()  # no-op once the lifespan started it; a server without lifespan starts it here
+    status, body = _VIEWS[scope["path"]](checks)
     await _respond(send, status, body, head=scope["method"] == "HEAD")
 
 
@@ -70,15 +70,15 @@ async def _respond(
     await send({"type": "http.response.body", "body": b"" if head else payload})
 
 
-def lifespan_receive(receive: Receive, board: HealthBoard = BOARD) -> Receive:
-    """The lifespan's ``receive``, starting the board at startup and stopping it at shutdown."""
+def lifespan_receive(receive: Receive, checks: BackgroundChecks = CHECKS) -> Receive:
+    """The lifespan's ``receive``, starting the checks at startup and stopping it at shutdown."""
 
     async def wrapped() -> Message:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            board.start()
+            checks.start()
         elif message["type"] == "lifespan.shutdown":
-            board.stop()
+            checks.stop()
         return message
 
     return wrapped

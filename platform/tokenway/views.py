@@ -4,13 +4,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import cache_control
 
 from tokenway.health import platform_health, summary
-from tokenway.health_board import BOARD
+from tokenway.health_background import CHECKS
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
     """Served by tokenway.health_asgi in the web process; this view answers where Django is reached
-    otherwise (the test client, another server): the board's readings, or every check now without one."""
-    healthy, body = summary(BOARD.statuses()) if BOARD.running else platform_health()
+    otherwise (the test client, another server): the background readings, or every check now without them."""
+    healthy, body = summary(CHECKS.statuses()) if CHECKS.running else platform_health()
     return JsonResponse(body, status=200 if healthy else 503)
 
 

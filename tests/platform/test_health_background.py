@@ -1,4 +1,4 @@
-"""The health board's readings: a check runs on its own thread, a hanging one is reported down once
+"""The background health checks' readings: a check runs on its own thread, a hanging one is reported down once
 it is late, a raising one down with its error, a component absent from the deployment left out."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from tests.waiting import wait_until
 from tokenway.health import Component, ComponentStatus
-from tokenway.health_board import HealthBoard
+from tokenway.health_background import BackgroundChecks
 
 
 class Gate:
@@ -37,8 +37,8 @@ def gate() -> Iterator[Gate]:
 
 
 @pytest.fixture
-def board(gate: Gate) -> Iterator[HealthBoard]:
-    board = HealthBoard([
+def board(gate: Gate) -> Iterator[BackgroundChecks]:
+    board = BackgroundChecks([
         Component("store", gate, required=True, interval_s=0.05),
         Component("flaky", _raises, interval_s=0.05),
         Component("absent", lambda: None),
@@ -47,15 +47,15 @@ def board(gate: Gate) -> Iterator[HealthBoard]:
     board.stop()
 
 
-def _status(board: HealthBoard, name: str) -> dict:
+def _status(board: BackgroundChecks, name: str) -> dict:
     return board.statuses()[name].as_dict()
 
 
-def test_before_the_first_check_every_component_is_down(board: HealthBoard) -> None:
+def test_before_the_first_check_every_component_is_down(board: BackgroundChecks) -> None:
     assert _status(board, "store") == {"status": "down", "error": "not_checked_yet"}
 
 
-def test_readings_come_from_the_background_and_say_their_age(board: HealthBoard) -> None:
+def test_readings_come_from_the_background_and_say_their_age(board: BackgroundChecks) -> None:
     board.start()
     wait_until(lambda: _status(board, "store")["status"] == "ok", timeout=5, message="first reading")
     store = _status(board, "store")
@@ -64,7 +64,7 @@ def test_readings_come_from_the_background_and_say_their_age(board: HealthBoard)
     assert "absent" not in board.statuses()
 
 
-def test_a_hanging_check_is_down_once_late_and_back_when_it_returns(board: HealthBoard, gate: Gate) -> None:
+def test_a_hanging_check_is_down_once_late_and_back_when_it_returns(board: BackgroundChecks, gate: Gate) -> None:
     board.start()
     wait_until(lambda: _status(board, "store")["status"] == "ok", timeout=5, message="first reading")
     gate.open.clear()

@@ -1,7 +1,7 @@
 """Health checks run in the background, so that answering ``/healthz`` reads memory only.
 
 Each component (``tokenway.health.COMPONENTS``) is checked on a daemon thread of its own, every
-``interval_s``: a stalled database (a lock, a frozen server, a lost connection) holds up its own
+``interval_s``: a stalled database (a frozen server, a lost connection, a saturated host) holds up its own
 thread and nothing else, and never the event loop serving requests. A reading older than its
 interval plus ``CHECK_DEADLINE_S`` means the check is hanging: the component is reported down
 (``"error": "check_timeout"``) until it returns.
@@ -31,7 +31,7 @@ class Reading:
     at: float  # time.monotonic() when the check returned
 
 
-class HealthBoard:
+class BackgroundChecks:
     def __init__(self, components: list[Component] | None = None, *, deadline_s: float = CHECK_DEADLINE_S) -> None:
         self.components = components if components is not None else COMPONENTS
         self.deadline_s = deadline_s
@@ -73,7 +73,7 @@ class HealthBoard:
                 self._readings[component.name] = Reading(status, time.monotonic())
                 stop.wait(component.interval_s)
         finally:
-            connections.close_all()  # this thread's own: a stopped board leaves no session open on the database
+            connections.close_all()  # this thread's own: a stopped run leaves no session open on the database
 
     def statuses(self) -> dict[str, ComponentStatus]:
         """Each component's latest status, with its age; a hanging or not yet run check is down."""
@@ -94,4 +94,4 @@ class HealthBoard:
         return ComponentStatus(status.ok, detail)
 
 
-BOARD = HealthBoard()  # one per web process, started by its ASGI lifespan (tokenway.asgi)
+CHECKS = BackgroundChecks()  # one per web process, started by its ASGI lifespan (tokenway.asgi)
