@@ -32,6 +32,7 @@ from uvicorn.server import ServerState
 
 from routing.edge import refusal
 from routing.edge.limits import SocketLimits
+from routing.metrics import EDGE_REFUSALS
 
 IDLE, HEAD, BODY, APP, REFUSED = range(5)
 _VALUE = operator.itemgetter(1)
@@ -187,6 +188,7 @@ class EdgeProtocol(HttpToolsProtocol):
             self._arm(self.limits.header_timeout_s)
             return
         if self._phase == IDLE:
+            EDGE_REFUSALS.labels("0", "idle_connection").inc()  # closed without an answer
             self.transport.close()  # opened, never used
         elif self._phase == HEAD:
             self._refuse(refusal.header_timeout(self.limits.header_timeout_s))
@@ -214,6 +216,7 @@ class EdgeProtocol(HttpToolsProtocol):
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True  # the application reading this body gets http.disconnect
             cycle.message_event.set()
+        EDGE_REFUSALS.labels(str(answer.status), answer.code).inc()
         log.debug("refused %d %s from %s", answer.status, answer.code, self.client and self.client[0])
         self._linger()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import requests
 
 from devtools.ports import free_port, wait_for_port
 from devtools.processes import spawn, stop
@@ -156,6 +157,12 @@ def test_header_floods_get_431(port: int, headers: bytes, code: str) -> None:
 def test_a_100kb_query_string_gets_414(port: int) -> None:
     answer = exchange(port, b"GET /v1/models?q=" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: gw\r\n\r\n")
     refused(answer, 414, "url_too_long")
+
+
+def test_refusals_are_counted_in_metrics(port: int) -> None:
+    exchange(port, b"GET /v1/models?q=" + b"a" * (MAX_URL_BYTES + 1) + b" HTTP/1.1\r\nHost: gw\r\n\r\n")
+    metrics = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    assert 'tokenway_edge_refusals_total{code="url_too_long",status="414"}' in metrics
 
 
 def test_outside_v1_the_refusal_has_the_management_api_shape(port: int) -> None:
