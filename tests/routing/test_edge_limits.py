@@ -226,3 +226,19 @@ def test_make_runs_web_process_serves_with_the_edge_protocol(tmp_path: Path) -> 
 
     web = next(c for c in _children(port=8000, sim_port=8100, beat_schedule=tmp_path / "beat") if c.name == "web")
     assert web.command[web.command.index("--http") + 1] == PROTOCOL
+
+
+def test_limits_come_from_the_environment_with_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contracts.env import EnvError
+    from routing.edge.limits import SocketLimits
+
+    for name in LIMITS_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert SocketLimits.from_env() == SocketLimits()
+    assert SocketLimits().header_timeout_s == 10 and SocketLimits().max_header_bytes == 65_536
+    monkeypatch.setenv("TOKENWAY_HTTP_MAX_HEADERS", "40")
+    monkeypatch.setenv("TOKENWAY_HTTP_BODY_TIMEOUT", "2.5")
+    assert (SocketLimits.from_env().max_headers, SocketLimits.from_env().body_timeout_s) == (40, 2.5)
+    monkeypatch.setenv("TOKENWAY_HTTP_MAX_URL_BYTES", "8k")
+    with pytest.raises(EnvError, match="TOKENWAY_HTTP_MAX_URL_BYTES"):
+        SocketLimits.from_env()
