@@ -153,6 +153,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._phase = BODY
         self._body_bytes = 0
         HttpToolsProtocol.on_headers_complete(self)
+        if self.cycle is not None:
+            self.cycle.__class__ = JsonErrorCycle  # uvicorn builds the cycle itself: its 500 becomes JSON
 
     def _head_problem(self) -> refusal.Refusal | None:
         limits, headers = self.limits, self.headers
@@ -231,6 +233,20 @@ class EdgeProtocol(HttpToolsProtocol):
         self.transport.write_eof()
         self.flow.resume_reading()  # drain the client until its EOF (eof_received closes) or the timer
         self._timer = self.loop.call_later(LINGER_S, self.transport.close)
+
+
+class JsonErrorCycle(RequestResponseCycle):
+    """uvicorn's request cycle whose last-resort 500 (the application raised, or returned without an
+    answer) is JSON in the caller's shape rather than ``text/plain``."""
+
+    async def send_500_response(self) -> None:
+        answer = refusal.Refusal(500, "internal_error", "The server failed to handle this request.")
+        body = refusal.body_for(self.scope.get("raw_path", b""), answer)
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close"), *refusal.request_id_headers()]  # fmt: skip
+        await self.send({"type": "http.response.start", "status": 500, "headers": headers})
+        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+        EDGE_REFUSALS.labels("500", answer.code).inc()
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from routing import asgi_io
 from routing.errors import GatewayError
 from routing.wire import anthropic, openai
 
@@ -38,14 +39,17 @@ def body_for(path: bytes, refusal: Refusal) -> bytes:
 def response_bytes(path: bytes, refusal: Refusal, default_headers: list[tuple[bytes, bytes]]) -> bytes:
     """The whole response, ``connection: close`` included: the server closes after writing it."""
     body = body_for(path, refusal)
-    request_id = b"gen-" + os.urandom(12).hex().encode()
     lines = [b"HTTP/1.1 %d %s" % (refusal.status, http.HTTPStatus(refusal.status).phrase.encode())]
-    lines += [name + b": " + value for name, value in default_headers]
-    lines += [b"content-type: application/json", b"content-length: %d" % len(body), b"connection: close",
-              b"x-request-id: " + request_id, b"request-id: " + request_id]  # fmt: skip
+    lines += [name + b": " + value for name, value in [*default_headers, *request_id_headers()]]
+    lines += [b"content-type: application/json", b"content-length: %d" % len(body), b"connection: close"]
     if refusal.retry_after is not None:
         lines.append(b"retry-after: %d" % refusal.retry_after)
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+def request_id_headers() -> list[tuple[bytes, bytes]]:
+    """A fresh id in the gateway's format (``gen-`` + 24 hex digits) under both SDKs' header names."""
+    return asgi_io.request_id_headers("gen-" + os.urandom(12).hex())
 
 
 def header_timeout(limit_s: float) -> Refusal:

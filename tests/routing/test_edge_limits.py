@@ -18,6 +18,7 @@ import requests
 
 from devtools.ports import free_port, wait_for_port
 from devtools.processes import spawn, stop
+from routing.edge import PROTOCOL
 from tests.routing.harness import make_tenant
 from tests.routing.raw_http import Answer, connect, exchange, read_until_closed, send_slowly
 from tests.waiting import wait_until
@@ -222,7 +223,6 @@ def test_a_utf8_body_is_not_a_header_problem(port: int, redis_client: redis.Redi
 
 def test_make_runs_web_process_serves_with_the_edge_protocol(tmp_path: Path) -> None:
     from devtools.runall import _children
-    from routing.edge import PROTOCOL
 
     web = next(c for c in _children(port=8000, sim_port=8100, beat_schedule=tmp_path / "beat") if c.name == "web")
     assert web.command[web.command.index("--http") + 1] == PROTOCOL
@@ -242,3 +242,29 @@ def test_limits_come_from_the_environment_with_defaults(monkeypatch: pytest.Monk
     monkeypatch.setenv("TOKENWAY_HTTP_MAX_URL_BYTES", "8k")
     with pytest.raises(EnvError, match="TOKENWAY_HTTP_MAX_URL_BYTES"):
         SocketLimits.from_env()
+
+
+@pytest.fixture(scope="module")
+def raising_port() -> Iterator[int]:
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "tests.routing.raising_app:app", "--port", str(port), "--http", PROTOCOL,
+               "--log-level", "critical"]  # fmt: skip
+    server = spawn(command, env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"}, cwd=ROOT)
+    try:
+        wait_for_port(port, timeout=60)
+        yield port
+    finally:
+        stop(server, timeout=20)
+
+
+@pytest.mark.parametrize(
+    ("path", "shape"),
+    [(b"/v1/chat/completions", "openai"), (b"/v1/messages", "anthropic"), (b"/api/v1/key/silent", "management")],
+)
+def test_an_application_failure_is_a_json_500_in_the_callers_shape(raising_port: int, path: bytes, shape: str) -> None:
+    answer = exchange(raising_port, b"POST %s HTTP/1.1\r\nHost: gw\r\nContent-Length: 2\r\n\r\n{}" % path)
+    body = refused(answer, 500, "internal_error")
+    assert answer.headers["x-request-id"].startswith("gen-")
+    kinds = {"openai": body["error"].get("type") == "server_error", "anthropic": body.get("type") == "error",
+             "management": set(body["error"]) == {"code", "message", "param"}}  # fmt: skip
+    assert kinds[shape]
