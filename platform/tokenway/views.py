@@ -3,14 +3,14 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import cache_control
 
-from tokenway.health import platform_health, summary
-from tokenway.health_background import CHECKS
+from tokenway.health import platform_health
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Served by tokenway.health_asgi in the web process; this view answers where Django is reached
-    otherwise (the test client, another server): the background readings, or every check now without them."""
-    healthy, body = summary(CHECKS.statuses()) if CHECKS.running else platform_health()
+    """Every check now. The web process answers /healthz before Django, from the background checks
+    (tokenway.health_asgi); this view is what Django's test client and any other way of serving
+    Django reach."""
+    healthy, body = platform_health()
     return JsonResponse(body, status=200 if healthy else 503)
 
 
