@@ -24,7 +24,9 @@ from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK_DEADLINE_S = 0.5  # a database check this late past its 1 s interval is down
-FAST_S = 0.25  # the slowest /healthz allowed: ~2 ms is typical; a loaded 2-core machine adds its share
+# ~4 ms typical, 29 ms the slowest of 42 on a 2-core machine at load 8-10; before, it waited on the
+# frozen database (10 s, the client's timeout). Bounds with room for a machine busier still:
+TYPICAL_S, SLOWEST_S = 0.05, 1.0
 
 
 def _database_target() -> str | tuple[str, int]:
@@ -110,7 +112,8 @@ def test_healthz_stays_fast_while_the_database_is_frozen(web: Web) -> None:
     assert live.status_code == 200
     latencies = sorted(latency for p in probers for latency, _, _ in p.seen)
     assert len(latencies) >= 20
-    assert latencies[-1] < FAST_S, f"slowest /healthz {latencies[-1]:.3f}s; p50 {latencies[len(latencies) // 2]:.4f}s"
+    median = latencies[len(latencies) // 2]
+    assert median < TYPICAL_S and latencies[-1] < SLOWEST_S, f"/healthz p50 {median:.4f}s, slowest {latencies[-1]:.3f}s"
     assert {status for p in probers for _, status, _ in p.seen} == {200, 503}
 
 
