@@ -57,6 +57,23 @@ def read_until_closed(sock: socket.socket, *, started: float, timeout: float) ->
     raise AssertionError(f"the server kept the connection open for {timeout:g}s; it sent {b''.join(chunks)[:200]!r}")
 
 
+def read_response(sock: socket.socket) -> Answer:
+    """One whole response on a connection that stays open (its Content-Length says where it ends)."""
+    started, raw = time.monotonic(), b""
+    while b"\r\n\r\n" not in raw or len(raw) < _response_length(raw):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    return parse(raw, time.monotonic() - started)
+
+
+def _response_length(raw: bytes) -> int:
+    head = raw.partition(b"\r\n\r\n")[0]
+    lengths = [line.split(b":", 1)[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    return len(head) + 4 + int(lengths[0]) if lengths else len(raw)
+
+
 def send_slowly(sock: socket.socket, pieces: Iterable[bytes], *, every: float, timeout: float) -> Answer:
     """One piece every ``every`` seconds until the server answers or closes; what it sent by then."""
     started = time.monotonic()
