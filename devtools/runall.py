@@ -26,6 +26,7 @@ from devtools.local_stripe import offline_stripe, register_webhook
 from devtools.processes import StopRequest
 from devtools.stack_ready import forget_heartbeats, not_ready, worker_names
 from devtools.supervisor import Child, Supervisor
+from routing.edge import PROTOCOL as EDGE_PROTOCOL
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -45,7 +46,7 @@ def _celery_worker(name: str, queues: str, *extra: str) -> list[str]:
 
 def _children(*, port: int, sim_port: int, beat_schedule: Path) -> list[Child]:
     web = [PY, "-m", "uvicorn", "tokenway.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-           "--no-access-log", "--lifespan", "on", "--timeout-graceful-shutdown", "5"]  # fmt: skip
+           "--no-access-log", "--lifespan", "on", "--timeout-graceful-shutdown", "5", "--http", EDGE_PROTOCOL]  # fmt: skip
     beat = [PY, "-m", "celery", "-A", "tokenway.celery", "beat", "-l", "WARNING", "-s", str(beat_schedule)]
     children = [
         Child("sim", [PY, "-m", "sim", "--port", str(sim_port)], stage=4, stop_timeout=5),

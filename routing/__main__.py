@@ -48,8 +48,10 @@ def _granian(host: str, port: int, workers: int) -> None:
 def _uvicorn(host: str, port: int, workers: int) -> None:
     import uvicorn
 
+    from routing.edge import PROTOCOL  # deadlines, limits and JSON refusals at the socket (TOKENWAY_HTTP_*)
+
     uvicorn.run(
-        "routing.asgi:app", host=host, port=port, workers=workers, loop="uvloop", http="httptools",
+        "routing.asgi:app", host=host, port=port, workers=workers, loop="uvloop", http=PROTOCOL,
         lifespan="on", access_log=False, log_level="warning", log_config=None,  # routing.asgi sets logging
         backlog=BACKLOG,
     )  # fmt: skip

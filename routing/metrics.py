@@ -41,6 +41,10 @@ UPSTREAM_FAILURES = Counter(
     "tokenway_gateway_upstream_failures", "Failed attempts before the first byte, by provider and kind.",
     ["provider", "kind"], registry=GATEWAY_REGISTRY,
 )  # fmt: skip
+EDGE_REFUSALS = Counter(
+    "tokenway_edge_refusals", "Connections the HTTP server refused or closed itself (routing/edge), by status and code.",
+    ["status", "code"], registry=GATEWAY_REGISTRY,
+)  # fmt: skip
 
 __all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "observe_ttft", "serve_metrics"]
 

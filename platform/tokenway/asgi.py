@@ -24,6 +24,7 @@ django_http = get_asgi_application()
 from frontend.ws_urls import websocket_urlpatterns  # noqa: E402
 from routing.app import is_gateway_path, make_gateway_app  # noqa: E402
 from routing.asgi_io import MAX_HEADER_BYTES, headers_too_large, respond  # noqa: E402
+from tokenway import health_asgi  # noqa: E402
 
 _HEADERS_TOO_LARGE = (
     b'{"error":{"code":"headers_too_large","message":"request headers exceed %d bytes","param":null}}'
@@ -35,11 +36,14 @@ django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(web
 
 
 async def application(scope, receive, send):
-    if scope["type"] == "lifespan":
-        await gateway(scope, receive, send)
+    if scope["type"] == "lifespan":  # the gateway's clients and refreshers, and the background health checks
+        await gateway(scope, health_asgi.lifespan_receive(receive), send)
         return
     if scope["type"] in ("http", "websocket") and is_gateway_path(scope):  # /v1 websockets: refused there
         await gateway(scope, receive, send)
+        return
+    if scope["type"] == "http" and scope["path"] in health_asgi.PATHS:  # from memory, before Django
+        await health_asgi.serve(scope, send)
         return
     if scope["type"] == "http" and headers_too_large(scope):
         await respond(send, 431, _HEADERS_TOO_LARGE, [])

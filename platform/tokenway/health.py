@@ -1,10 +1,16 @@
-"""Health of the platform's components: database, Redis, Celery queues, simulated providers, processes."""
+"""Health of the platform's components: database, Redis, Celery queues, simulated providers, processes.
+
+Each component is one ``Component`` in ``COMPONENTS``: a name, a check (blocking is fine: the web
+process runs it on a thread of its own, ``tokenway.health_background``), whether it decides readiness, and
+how often it runs. Adding a component is one line there; ``/healthz`` and ``/readyz`` list it.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,7 @@ def check_database() -> ComponentStatus:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:  # noqa: BLE001 - any driver failure means "down"
+        connection.close()  # this thread's next check connects afresh (no request cycle closes it here)
         return ComponentStatus(False, {"error": type(exc).__name__})
     return ComponentStatus(True, {"latency_ms": round((time.perf_counter() - started) * 1000, 2)})
 
@@ -105,20 +112,37 @@ def check_usage() -> ComponentStatus:
     return ComponentStatus(not problems, {"status": status, **state.as_dict(), "spools": spools, "problems": problems})
 
 
-def platform_health() -> tuple[bool, dict[str, Any]]:
-    """Database and Redis decide readiness; queues, the simulator and processes are reported."""
-    components = {
-        "database": check_database(),
-        "redis": check_redis(),
-        "queues": check_queues(),
-        "sim": check_sim(),
-    }
-    processes = check_processes()
-    if processes is not None:
-        components["processes"] = processes
-    components["usage"] = check_usage()  # reported, and degrades the status; readiness stays the two below
-    healthy = components["database"].ok and components["redis"].ok
+@dataclass(frozen=True)
+class Component:
+    name: str
+    check: Callable[[], ComponentStatus | None]  # None: not part of this deployment (left out)
+    required: bool = False  # down (or not checked yet) -> /healthz and /readyz answer 503
+    interval_s: float = 1.0  # between the end of one check and the start of the next
+    degrades: bool = False  # not ok -> status "degraded" while /healthz still answers 200
+
+
+COMPONENTS: list[Component] = [
+    Component("database", check_database, required=True),
+    Component("redis", check_redis, required=True),
+    Component("queues", check_queues, interval_s=2.0),  # a SCAN of the heartbeats: not every second
+    Component("sim", check_sim, interval_s=2.0),
+    Component("processes", check_processes, interval_s=2.0),
+    Component("usage", check_usage, degrades=True),  # dead letters, stuck entries, billing lag, spools
+]
+
+
+def summary(statuses: dict[str, ComponentStatus]) -> tuple[bool, dict[str, Any]]:
+    """``/healthz``'s body: healthy when every required component is ok."""
+    required = {c.name for c in COMPONENTS if c.required}
+    healthy = all(statuses[name].ok if name in statuses else False for name in required)
+    degraded = any(not statuses[c.name].ok for c in COMPONENTS if c.degrades and c.name in statuses)
     return healthy, {
-        "status": "ok" if healthy and components["usage"].ok else "degraded",
-        "components": {k: v.as_dict() for k, v in components.items()},
+        "status": "ok" if healthy and not degraded else "degraded",
+        "components": {name: status.as_dict() for name, status in statuses.items()},
     }
+
+
+def platform_health() -> tuple[bool, dict[str, Any]]:
+    """Every check now, in this thread (where the background checks do not run: the Django view, tests)."""
+    statuses = {c.name: status for c in COMPONENTS if (status := c.check()) is not None}
+    return summary(statuses)

@@ -7,6 +7,9 @@ from tokenway.health import platform_health
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
+    """Every check now. The web process answers /healthz before Django, from the background checks
+    (tokenway.health_asgi); this view is what Django's test client and any other way of serving
+    Django reach."""
     healthy, body = platform_health()
     return JsonResponse(body, status=200 if healthy else 503)
 

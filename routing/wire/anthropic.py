@@ -20,7 +20,9 @@ _ERROR_TYPES = {
     402: "billing_error",
     403: "permission_error",
     404: "not_found_error",
+    408: "invalid_request_error",  # the server's own refusals (routing/edge): too slow, URL too long
     413: "request_too_large",
+    414: "invalid_request_error",
     429: "rate_limit_error",
     431: "invalid_request_error",
     503: "overloaded_error",
