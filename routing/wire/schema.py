@@ -239,7 +239,7 @@ class Obj(Spec):
         if tag is not None:
             properties[tag[0]] = {"type": "string", "enum": [tag[1]]}
             required = [tag[0], *required]
-        out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": True}
+        out: dict[str, Any] = {"type": "object", "properties": properties}  # other fields: allowed (the default)
         if required:
             out["required"] = required
         return out
@@ -338,11 +338,9 @@ class Tagged(Spec):
         other: dict[str, Any] = {
             "type": "object",
             "properties": {self.tag: {"type": "string", "not": {"enum": known}}},
-            "additionalProperties": True,
+            "required": [self.tag],  # without it, an object is of the default kind (or refused)
             "description": "A kind not listed here passes through as it is.",
         }
-        if self.default is None:
-            other["required"] = [self.tag]
         variants = [self.variants[kind].body_schema(refs, tag=(self.tag, kind)) for kind in known]
         if self.default is not None:
             untagged = self.variants[self.default].body_schema(refs)

@@ -4,9 +4,8 @@ offerings (routing/translate/request_o2a.py)."""
 from __future__ import annotations
 
 from routing.wire.schema import Arr, Bool, Either, Int, Num, Obj, Str, Tagged
-from routing.wire.schemas.common import MODEL, PROVIDER, TOKENS
+from routing.wire.schemas.common import MODEL, PROVIDER, TOKEN_COUNT
 
-ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 TOOL_CHOICES = ("none", "auto", "required")
 
 _CACHE_CONTROL = Obj({"type": Str()})  # OpenRouter-style breakpoint on a part, kept for Anthropic
@@ -19,25 +18,29 @@ PART = Tagged(
             required=("image_url",),
         ),
     },
-    name="ChatContentPart",
+    name="ChatCompletionsContentPart",
 )
 _FUNCTION_CALL = Obj({"name": Str(), "arguments": Either(Str(), Obj({}))}, required=("name",))
 TOOL_CALL = Obj({"id": Str(), "type": Str(), "function": _FUNCTION_CALL}, required=("function",))
-MESSAGE = Obj(
+_CONTENT = Either(Str(), Arr(PART))
+_SAYS = Obj({"content": _CONTENT, "name": Str()}, required=("content",))
+MESSAGE = Tagged(
+    "role",
     {
-        "role": Str(enum=ROLES),
-        "content": Either(Str(), Arr(PART)),
-        "name": Str(),
-        "tool_calls": Arr(TOOL_CALL),
-        "tool_call_id": Str(),
+        "system": _SAYS,
+        "developer": _SAYS,
+        "user": _SAYS,
+        "assistant": Obj({"content": _CONTENT, "name": Str(), "refusal": Str(), "tool_calls": Arr(TOOL_CALL)}),
+        "tool": Obj({"content": _CONTENT, "tool_call_id": Str()}, required=("content", "tool_call_id")),
+        "function": Obj({"content": Str(), "name": Str()}, required=("name",)),
     },
-    required=("role",),
-    name="ChatMessage",
+    closed=True,
+    name="ChatCompletionsMessage",
 )
 _FUNCTION = Obj(
     {"name": Str(nonblank=True), "description": Str(), "parameters": Obj({}), "strict": Bool()}, required=("name",)
 )
-TOOL = Tagged("type", {"function": Obj({"function": _FUNCTION}, required=("function",))}, name="ChatTool")
+TOOL = Tagged("type", {"function": Obj({"function": _FUNCTION}, required=("function",))}, name="ChatCompletionsTool")
 TOOL_CHOICE = Either(
     Str(enum=TOOL_CHOICES),
     Obj({"type": Str(), "function": Obj({"name": Str()}, required=("name",))}, required=("type",)),
@@ -49,9 +52,9 @@ CHAT_REQUEST = Obj(
         "messages": Arr(MESSAGE, min_items=1),
         "stream": Bool(),
         "stream_options": Obj({"include_usage": Bool()}),
-        "max_tokens": Int(TOKENS),
-        "max_completion_tokens": Int(TOKENS),
-        "n": Int(1),
+        "max_tokens": TOKEN_COUNT,
+        "max_completion_tokens": TOKEN_COUNT,
+        "n": Int(1, 128),
         "temperature": Num(0, 2),
         "top_p": Num(0, 1),
         "stop": Either(Str(), Arr(Str())),

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from routing.wire.schema import Arr, Bool, Num, Obj, Str
+from routing.wire.schema import Arr, Bool, Int, Num, Obj, Str
 
 MAX_MODEL_NAME = 256
 SORTS = ("price", "latency", "throughput")
 
 MODEL = Str(nonblank=True, max_len=MAX_MODEL_NAME)
-TOKENS = 1  # the least of every token count a caller may ask for
+MAX_COUNT = 2**31 - 1  # every count (tokens, choices): far above any model's window, inside what providers store
+TOKEN_COUNT = Int(1, MAX_COUNT)
 
 _SLUGS = Arr(Str())
 # OpenRouter-style routing preferences (docs/routing.md); never forwarded.

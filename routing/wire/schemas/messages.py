@@ -4,7 +4,7 @@ prompt caches or translates for OpenAI-dialect offerings (routing/translate/requ
 from __future__ import annotations
 
 from routing.wire.schema import Arr, Bool, Either, Int, Num, Obj, Str, Tagged
-from routing.wire.schemas.common import MODEL, PROVIDER, TOKENS
+from routing.wire.schemas.common import MAX_COUNT, MODEL, PROVIDER, TOKEN_COUNT
 
 ROLES = ("user", "assistant", "system")  # agents put system turns inside messages too
 TOOL_CHOICES = ("auto", "any", "tool", "none")
@@ -39,9 +39,10 @@ MESSAGE = Obj(
     name="MessagesMessage",
 )
 SYSTEM = Either(Str(), Arr(Tagged("type", {"text": TEXT}, closed=True)))
+_INPUT_SCHEMA = Obj({"type": Str(enum=("object",))}, required=("type",))  # a JSON Schema of an object
 TOOL = Tagged(
     "type",
-    {"custom": Obj({"name": Str(nonblank=True), "description": Str(), "input_schema": Obj({})},
+    {"custom": Obj({"name": Str(nonblank=True), "description": Str(), "input_schema": _INPUT_SCHEMA},
                    required=("name", "input_schema"))},
     default="custom",
     name="MessagesTool",
@@ -56,17 +57,17 @@ TOOL_CHOICE = Tagged(
     },
     closed=True,
 )
-THINKING = Tagged("type", {"enabled": Obj({"budget_tokens": Int(TOKENS)}, required=("budget_tokens",))})
+THINKING = Tagged("type", {"enabled": Obj({"budget_tokens": TOKEN_COUNT}, required=("budget_tokens",))})
 
 _FIELDS = {
     "model": MODEL,
     "messages": Arr(MESSAGE, min_items=1),
     "system": SYSTEM,
-    "max_tokens": Int(TOKENS),
+    "max_tokens": TOKEN_COUNT,
     "stream": Bool(),
     "temperature": Num(0, 1),
     "top_p": Num(0, 1),
-    "top_k": Int(0),
+    "top_k": Int(0, MAX_COUNT),
     "stop_sequences": Arr(Str()),
     "tools": Arr(TOOL),
     "tool_choice": TOOL_CHOICE,

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from routing.wire.schema import Arr, Bool, Either, Int, Num, Obj, Str, Tagged
-from routing.wire.schemas.common import MODEL, PROVIDER, TOKENS
+from routing.wire.schema import Arr, Bool, Either, Num, Obj, Str, Tagged
+from routing.wire.schemas.common import MODEL, PROVIDER, TOKEN_COUNT
 
 ROLES = ("user", "assistant", "system", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
@@ -67,7 +67,7 @@ RESPONSES_REQUEST = Obj(
         "input": Either(Str(nonblank=True), Arr(ITEM, min_items=1)),
         "instructions": Str(),
         "stream": Bool(),
-        "max_output_tokens": Int(TOKENS),
+        "max_output_tokens": TOKEN_COUNT,
         "temperature": Num(0, 2),
         "top_p": Num(0, 1),
         "tools": Arr(TOOL),
