@@ -34,6 +34,7 @@ class Spec:
 
     __slots__ = ()
     kind = "a value"
+    types: tuple[type, ...] = (dict, list, str, int, float, bool)  # the Python types of what it may accept
 
     def accepts(self, value: Any) -> bool:
         """The JSON type matches (the rules may still refuse the value): how ``Either`` picks a branch."""
@@ -74,6 +75,7 @@ class AnyValue(Spec):
 class Bool(Spec):
     __slots__ = ()
     kind = "a boolean"
+    types = (bool,)
 
     def accepts(self, value: Any) -> bool:
         return type(value) is bool
@@ -89,6 +91,7 @@ class Bool(Spec):
 class Str(Spec):
     __slots__ = ("enum", "max_len", "nonblank")
     kind = "a string"
+    types = (str,)
 
     def __init__(self, *, enum: tuple[str, ...] = (), max_len: int | None = None, nonblank: bool = False) -> None:
         self.enum = frozenset(enum)
@@ -123,6 +126,7 @@ class Str(Spec):
 class Int(Spec):
     __slots__ = ("high", "low")
     kind = "an integer"
+    types = (int,)
 
     def __init__(self, low: int, high: int | None = None) -> None:
         self.low = low
@@ -146,6 +150,7 @@ class Int(Spec):
 class Num(Spec):
     __slots__ = ("high", "low")
     kind = "a number"
+    types = (int, float)
 
     def __init__(self, low: float, high: float) -> None:
         self.low = low
@@ -166,6 +171,7 @@ class Num(Spec):
 class Arr(Spec):
     __slots__ = ("items", "min_items")
     kind = "an array"
+    types = (list,)
 
     def __init__(self, items: Spec, *, min_items: int = 0) -> None:
         self.items = items
@@ -200,6 +206,7 @@ class Obj(Spec):
 
     __slots__ = ("fields", "name", "required")
     kind = "an object"
+    types = (dict,)
 
     def __init__(self, fields: Mapping[str, Spec], *, required: tuple[str, ...] = (), name: str = "") -> None:
         self.fields = dict(fields)
@@ -269,24 +276,27 @@ def _optional(schema: dict[str, Any], required: bool) -> dict[str, Any]:
 class Either(Spec):
     """One of several JSON types (``a string or an array``): the branch is picked by the value's type."""
 
-    __slots__ = ("branches",)
+    __slots__ = ("branches", "by_type")
 
     def __init__(self, *branches: Spec) -> None:
         self.branches = branches
+        self.by_type: dict[type, Spec] = {}
+        for branch in branches:
+            for kind in branch.types:
+                self.by_type.setdefault(kind, branch)
 
     @property
     def kind(self) -> str:  # type: ignore[override]
         return " or ".join(branch.kind for branch in self.branches)
 
     def accepts(self, value: Any) -> bool:
-        return any(branch.accepts(value) for branch in self.branches)
+        return type(value) in self.by_type
 
     def check(self, value: Any) -> None:
-        for branch in self.branches:
-            if branch.accepts(value):
-                branch.check(value)
-                return
-        raise Invalid(f"must be {self.kind}", value)
+        branch = self.by_type.get(type(value))  # one lookup, not a test per branch: this runs per message
+        if branch is None:
+            raise Invalid(f"must be {self.kind}", value)
+        branch.check(value)
 
     def schema(self, refs: Refs) -> dict[str, Any]:
         return {"oneOf": [branch.schema(refs) for branch in self.branches]}
@@ -299,6 +309,7 @@ class Tagged(Spec):
 
     __slots__ = ("closed", "default", "name", "tag", "variants")
     kind = "an object"
+    types = (dict,)
 
     def __init__(
         self, tag: str, variants: Mapping[str, Obj], *, default: str | None = None, closed: bool = False, name: str = ""
