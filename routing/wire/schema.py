@@ -34,11 +34,7 @@ class Spec:
 
     __slots__ = ()
     kind = "a value"
-    types: tuple[type, ...] = (dict, list, str, int, float, bool)  # the Python types of what it may accept
-
-    def accepts(self, value: Any) -> bool:
-        """The JSON type matches (the rules may still refuse the value): how ``Either`` picks a branch."""
-        return True
+    types: tuple[type, ...] = (dict, list, str, int, float, bool)  # Python types it may accept: how Either picks
 
     def check(self, value: Any) -> None:
         """Raise ``Invalid`` when ``value`` breaks a rule."""
@@ -60,25 +56,10 @@ class Refs:
         return {"$ref": f"#/components/schemas/{name}"}
 
 
-class AnyValue(Spec):
-    """Forwarded as it is: any JSON value."""
-
-    __slots__ = ("doc",)
-
-    def __init__(self, doc: str = "") -> None:
-        self.doc = doc
-
-    def schema(self, refs: Refs) -> dict[str, Any]:
-        return {"description": self.doc} if self.doc else {}
-
-
 class Bool(Spec):
     __slots__ = ()
     kind = "a boolean"
     types = (bool,)
-
-    def accepts(self, value: Any) -> bool:
-        return type(value) is bool
 
     def check(self, value: Any) -> None:
         if type(value) is not bool:
@@ -97,9 +78,6 @@ class Str(Spec):
         self.enum = frozenset(enum)
         self.max_len = max_len
         self.nonblank = nonblank
-
-    def accepts(self, value: Any) -> bool:
-        return type(value) is str
 
     def check(self, value: Any) -> None:
         if type(value) is not str:
@@ -132,9 +110,6 @@ class Int(Spec):
         self.low = low
         self.high = high
 
-    def accepts(self, value: Any) -> bool:
-        return type(value) is int  # bool is not an int here
-
     def check(self, value: Any) -> None:
         if type(value) is not int or value < self.low or (self.high is not None and value > self.high):
             span = f"of at least {self.low}" if self.high is None else f"from {self.low} to {self.high}"
@@ -156,9 +131,6 @@ class Num(Spec):
         self.low = low
         self.high = high
 
-    def accepts(self, value: Any) -> bool:
-        return type(value) is int or type(value) is float
-
     def check(self, value: Any) -> None:
         kind = type(value)
         if (kind is not int and kind is not float) or not self.low <= value <= self.high:
@@ -176,9 +148,6 @@ class Arr(Spec):
     def __init__(self, items: Spec, *, min_items: int = 0) -> None:
         self.items = items
         self.min_items = min_items
-
-    def accepts(self, value: Any) -> bool:
-        return type(value) is list
 
     def check(self, value: Any) -> None:
         if type(value) is not list:
@@ -212,9 +181,6 @@ class Obj(Spec):
         self.fields = dict(fields)
         self.required = required
         self.name = name
-
-    def accepts(self, value: Any) -> bool:
-        return type(value) is dict
 
     def check(self, value: Any) -> None:
         if type(value) is not dict:
@@ -289,9 +255,6 @@ class Either(Spec):
     def kind(self) -> str:  # type: ignore[override]
         return " or ".join(branch.kind for branch in self.branches)
 
-    def accepts(self, value: Any) -> bool:
-        return type(value) in self.by_type
-
     def check(self, value: Any) -> None:
         branch = self.by_type.get(type(value))  # one lookup, not a test per branch: this runs per message
         if branch is None:
@@ -319,9 +282,6 @@ class Tagged(Spec):
         self.default = default
         self.closed = closed
         self.name = name
-
-    def accepts(self, value: Any) -> bool:
-        return type(value) is dict
 
     def check(self, value: Any) -> None:
         if type(value) is not dict:
