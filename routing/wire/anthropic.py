@@ -8,9 +8,8 @@ import orjson
 
 from contracts.usage import Tokens
 from routing.errors import GatewayError
+from routing.wire import schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
-from routing.wire.schema import validate
-from routing.wire.schemas.messages import COUNT_TOKENS_REQUEST, MESSAGES_REQUEST
 from routing.wire.sse import frame
 
 NAME = "anthropic"
@@ -34,7 +33,7 @@ def view(body: Body, *, count_only: bool = False) -> RequestView:
     messages = body.get("messages")
     # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
     input_estimate = estimate_input_tokens(messages, body.get("system"), body.get("tools"))
-    validate(body, COUNT_TOKENS_REQUEST if count_only else MESSAGES_REQUEST)
+    (schemas.COUNT_TOKENS if count_only else schemas.MESSAGES).check(body)
     return RequestView(
         dialect=NAME,
         model=body["model"],

@@ -8,9 +8,8 @@ import orjson
 
 from contracts.usage import Tokens
 from routing.errors import GatewayError
+from routing.wire import schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
-from routing.wire.schema import validate
-from routing.wire.schemas.chat import CHAT_REQUEST
 from routing.wire.sse import frame
 
 NAME = "openai"
@@ -31,7 +30,7 @@ def view(body: Body) -> RequestView:
     messages = body.get("messages")
     # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
     input_estimate = estimate_input_tokens(messages, body.get("tools"))
-    validate(body, CHAT_REQUEST)
+    schemas.CHAT.check(body)
     options = body.get("stream_options")
     return RequestView(
         dialect=NAME,

@@ -10,10 +10,8 @@ from contracts.usage import Tokens
 from routing.errors import GatewayError, invalid_request
 from routing.translate.responses_events import error_event
 from routing.translate.responses_request import ResponsesShape, to_chat
-from routing.wire import openai
+from routing.wire import openai, schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, positive_int
-from routing.wire.schema import validate
-from routing.wire.schemas.responses import RESPONSES_REQUEST
 
 NAME = "responses"
 
@@ -37,7 +35,7 @@ def no_state() -> GatewayError:
 
 
 def view(body: Body) -> ResponsesView:
-    validate(body, RESPONSES_REQUEST)
+    schemas.RESPONSES.check(body)
     if body.get("previous_response_id"):
         raise no_state()
     chat, shape = to_chat(body)

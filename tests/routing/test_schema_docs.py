@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from devtools.gateway_schema_doc import DOC, rendered
+from routing.errors import GatewayError
 from routing.wire.openapi import request_refs
-from routing.wire.schemas import BY_PATH
-from tests.routing.schema_strategies import valid
+from routing.wire.schema import validate
+from routing.wire.schemas import BY_PATH, CHECKERS
+from tests.routing.schema_strategies import mutation_of, valid
 from tests.routing.test_dialect_schemas import CASES
 
 
@@ -54,3 +56,22 @@ def test_the_docs_accept_what_the_gateway_declares(path, data):
     body = data.draw(valid(BY_PATH[path]))
     errors = [e.message[:200] for e in VALIDATORS[path].iter_errors(body)]
     assert errors == [], body
+
+
+@pytest.mark.parametrize(("path", "body", "param"), CASES)
+def test_the_compiled_fast_path_refuses_what_the_python_walk_refuses(path, body, param):
+    assert not CHECKERS[path].fast_accepts(body), param
+
+
+@pytest.mark.parametrize("path", sorted(BY_PATH))
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_the_compiled_fast_path_and_the_python_walk_agree(path, data):
+    """On declared bodies and mutations of them: a body is refused by both or by neither."""
+    body = data.draw(st.one_of(valid(BY_PATH[path]), mutation_of(valid(BY_PATH[path]))))
+    try:
+        validate(body, BY_PATH[path])
+        walked = True
+    except GatewayError:
+        walked = False
+    assert CHECKERS[path].fast_accepts(body) == walked, body

@@ -3,6 +3,7 @@ bodies against them and docs/gateway-openapi.yaml renders them (routing/wire/ope
 
 from __future__ import annotations
 
+from routing.wire.fast_check import Checker
 from routing.wire.schema import Obj
 from routing.wire.schemas.chat import CHAT_REQUEST
 from routing.wire.schemas.messages import COUNT_TOKENS_REQUEST, MESSAGES_REQUEST
@@ -16,4 +17,11 @@ BY_PATH: dict[str, Obj] = {
     "/v1/responses": RESPONSES_REQUEST,
 }
 
-__all__ = ["BY_PATH", "CHAT_REQUEST", "COUNT_TOKENS_REQUEST", "MESSAGES_REQUEST", "RESPONSES_REQUEST"]
+CHAT = Checker(CHAT_REQUEST)
+MESSAGES = Checker(MESSAGES_REQUEST)
+COUNT_TOKENS = Checker(COUNT_TOKENS_REQUEST)
+RESPONSES = Checker(RESPONSES_REQUEST)
+CHECKERS = {"/v1/chat/completions": CHAT, "/v1/messages": MESSAGES, "/v1/messages/count_tokens": COUNT_TOKENS,
+            "/v1/responses": RESPONSES}  # fmt: skip
+
+__all__ = ["BY_PATH", "CHAT_REQUEST", "CHECKERS", "COUNT_TOKENS_REQUEST", "MESSAGES_REQUEST", "RESPONSES_REQUEST"]
