@@ -5,7 +5,8 @@ Only what the gateway reads, translates or routes on is declared; any other fiel
 through untouched, and so does an object of a tagged kind the table does not list (a new content part,
 a provider's built-in tool). ``null`` for an optional field means "absent", as the OpenAI SDKs and most
 clients treat it. A check walks the parsed body once and builds no copy; the path of a refused field is
-put together only on the way out of a refusal (``Invalid.path``), so an accepted body costs no strings.
+put together only on the way out of a refusal (``Invalid.path``). On the request path the compiled form
+(routing/wire/fast_check.py) answers first and this walk runs only for a body it refuses.
 """
 
 from __future__ import annotations
