@@ -14,7 +14,7 @@ from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, Sta
 from routing.config import GatewayConfig
 from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.handlers import completions, count_tokens, health, models, responses
+from routing.handlers import completions, count_tokens, health, models, responses, unexpected
 from routing.handlers.common import new_request_id, send_error
 from routing.router.strategy import Strategy
 from routing.tracing import ASGIHandler, traced
@@ -89,11 +89,15 @@ def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> A
 
 
 async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
-    """Dispatch, counting the call by endpoint and status and timing it to its last byte."""
+    """Dispatch, counting the call by endpoint and status and timing it to its last byte; an exception
+    no handler expected is answered here (routing/handlers/unexpected.py)."""
     observing_send = StatusSeen(send)
     started = time.perf_counter()
     try:
         await _dispatch(gateway, scope, receive, observing_send)
+    except Exception:  # a bug: the caller's 500 in its own shape with the request id, logged and counted
+        if not await unexpected.answer(scope, observing_send):
+            raise
     finally:
         metrics.observe_request(scope["path"], observing_send.status, time.perf_counter() - started)
 

@@ -45,8 +45,12 @@ EDGE_REFUSALS = Counter(
     "tokenway_edge_refusals", "Connections the HTTP server refused or closed itself (routing/edge), by status and code.",
     ["status", "code"], registry=GATEWAY_REGISTRY,
 )  # fmt: skip
+UNEXPECTED = Counter(
+    "tokenway_gateway_unexpected_errors", "Calls that met an unexpected exception (a bug), by endpoint.", ["endpoint"],
+    registry=GATEWAY_REGISTRY,
+)  # fmt: skip
 
-__all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "observe_ttft", "serve_metrics"]
+__all__ = ["GATEWAYS", "METRICS_PATH", "observe_request", "observe_ttft", "observe_unexpected", "serve_metrics"]
 
 MAX_BOUND_CHILDREN = 256
 ENDPOINTS = frozenset({"/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses"})
@@ -75,6 +79,11 @@ def observe_ttft(provider: str, seconds: float) -> None:
     if child is None:
         child = _TTFT_CHILDREN[provider] = TTFT.labels(provider)
     child.observe(seconds)
+
+
+def observe_unexpected(path: str) -> None:
+    """Rare by nature (each one is a bug): no bound child kept."""
+    UNEXPECTED.labels(endpoint_label(path)).inc()
 
 
 def endpoint_label(path: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from functools import partial
 from typing import Any
@@ -17,6 +16,7 @@ from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_finge
 from routing.call import Call
 from routing.errors import GatewayError, store_unavailable, usage_unrecordable
 from routing.gateway import Gateway
+from routing.handlers import unexpected
 from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
 from routing.handlers.disconnect import DisconnectWatch
 from routing.limits.admission import admit
@@ -30,8 +30,6 @@ from routing.usage.hold import call_hold
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
-
-log = logging.getLogger("routing.completions")
 
 AFFINITY_MIN_TOKENS = 1024  # providers cache prompts from about this size; below it affinity is moot
 
@@ -58,9 +56,8 @@ async def serve(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Recei
         await _refuse(call, send, err)
     except RedisUnavailable:  # admission, affinity: limits and balance unknown, so nothing is forwarded
         await _refuse(call, send, store_unavailable())
-    except Exception:  # a bug must not strand the hold or the lease: logged, answered, accounted
-        log.exception("request %s failed", call.request_id)
-        await _refuse(call, send, GatewayError(500, "internal_error", "The gateway failed to handle this request."))
+    except Exception:  # noqa: BLE001 -- a bug must not strand the hold or lease: noted (logged, counted), answered
+        await _refuse(call, send, unexpected.noted("POST", scope["path"], call.request_id))
     finally:
         watcher.cancel()
     await _account(gateway, call)

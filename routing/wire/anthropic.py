@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 
 from contracts.usage import Tokens
-from routing.errors import GatewayError, invalid_request
-from routing.wire import checks
+from routing.errors import GatewayError
+from routing.wire import schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
 from routing.wire.sse import frame
 
@@ -31,43 +31,24 @@ _ERROR_TYPES = {
 }
 
 
-_ROLES = frozenset({"user", "assistant", "system"})  # agents put system turns inside messages too
-
-
-def _check(body: Body) -> tuple[str, list[Any]]:
-    model = checks.model_name(body, "model: Field required")
-    messages = checks.message_list(body, _ROLES, "messages: must be a non-empty list")
-    checks.optional_bool(body, "stream")
-    checks.optional_positive_int(body, "max_tokens")
-    checks.optional_range(body, "temperature", 0, 1)
-    checks.optional_range(body, "top_p", 0, 1)
-    checks.optional_list(body, "tools")
-    checks.optional_stop(body, "stop_sequences", single_allowed=False)
-    checks.optional_object(body, "provider")
-    system = body.get("system")
-    if system is not None and not isinstance(system, str | list):
-        raise invalid_request("system: must be a string or an array of text blocks", param="system")
-    return model, messages
-
-
 def view(body: Body, *, count_only: bool = False) -> RequestView:
-    model, messages = _check(body)
-    max_tokens = positive_int(body.get("max_tokens"))
-    if max_tokens is None and not count_only:
-        raise invalid_request("max_tokens: Field required", param="max_tokens")
+    messages = body.get("messages")
+    # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
+    input_estimate = estimate_input_tokens(messages, body.get("system"), body.get("tools"))
+    (schemas.COUNT_TOKENS if count_only else schemas.MESSAGES).check(body)
     return RequestView(
         dialect=NAME,
-        model=model,
+        model=body["model"],
         stream=body.get("stream") is True,
-        max_tokens=max_tokens,
-        input_estimate=estimate_input_tokens(messages, body.get("system"), body.get("tools")),
+        max_tokens=positive_int(body.get("max_tokens")),
+        input_estimate=input_estimate,
         needs=_needs(body, messages),
         provider_prefs=body["provider"] if isinstance(body.get("provider"), dict) else {},
         wants_stream_usage=True,
     )
 
 
-def _needs(body: Body, messages: list[Any]) -> frozenset[str]:
+def _needs(body: Body, messages: Any) -> frozenset[str]:
     needs = set()
     if body.get("tools"):
         needs.add("tools")

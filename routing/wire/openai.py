@@ -8,7 +8,7 @@ import orjson
 
 from contracts.usage import Tokens
 from routing.errors import GatewayError
-from routing.wire import checks
+from routing.wire import schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
 from routing.wire.sse import frame
 
@@ -28,41 +28,25 @@ _ERROR_TYPES = {
 }
 
 
-_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-
-
-def _check(body: Body) -> tuple[str, list[Any]]:
-    model = checks.model_name(body, "'model' is required.")
-    messages = checks.message_list(body, _ROLES, "'messages' must be a non-empty array.")
-    checks.optional_bool(body, "stream")
-    checks.optional_object(body, "stream_options")
-    checks.optional_positive_int(body, "max_tokens")
-    checks.optional_positive_int(body, "max_completion_tokens")
-    checks.optional_positive_int(body, "n")
-    checks.optional_range(body, "temperature", 0, 2)
-    checks.optional_range(body, "top_p", 0, 1)
-    checks.optional_list(body, "tools")
-    checks.optional_stop(body, "stop", single_allowed=True)
-    checks.optional_object(body, "provider")
-    return model, messages
-
-
 def view(body: Body) -> RequestView:
-    model, messages = _check(body)
+    messages = body.get("messages")
+    # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
+    input_estimate = estimate_input_tokens(messages, body.get("tools"))
+    schemas.CHAT.check(body)
     options = body.get("stream_options")
     return RequestView(
         dialect=NAME,
-        model=model,
+        model=body["model"],
         stream=body.get("stream") is True,
         max_tokens=positive_int(body.get("max_completion_tokens")) or positive_int(body.get("max_tokens")),
-        input_estimate=estimate_input_tokens(messages, body.get("tools")),
-        needs=_needs(body, messages),
+        input_estimate=input_estimate,
+        needs=needs_of(body, messages),
         provider_prefs=_prefs(body),
         wants_stream_usage=isinstance(options, dict) and options.get("include_usage") is True,
     )
 
 
-def _needs(body: Body, messages: list[Any]) -> frozenset[str]:
+def needs_of(body: Body, messages: Any) -> frozenset[str]:
     needs = set()
     if body.get("tools"):
         needs.add("tools")

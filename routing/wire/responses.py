@@ -10,8 +10,8 @@ from contracts.usage import Tokens
 from routing.errors import GatewayError, invalid_request
 from routing.translate.responses_events import error_event
 from routing.translate.responses_request import ResponsesShape, to_chat
-from routing.wire import checks, openai
-from routing.wire.request import Body, RequestView, positive_int
+from routing.wire import openai, schemas
+from routing.wire.request import Body, RequestView, estimate_input_tokens, positive_int
 
 NAME = "responses"
 
@@ -35,38 +35,21 @@ def no_state() -> GatewayError:
 
 
 def view(body: Body) -> ResponsesView:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid_request("'model' is required.", param="model")
+    schemas.RESPONSES.check(body)
     if body.get("previous_response_id"):
         raise no_state()
-    items = body.get("input")
-    if not (isinstance(items, str) and items) and not (isinstance(items, list) and items):
-        raise invalid_request("'input' must be a non-empty string or array of items.", param="input")
-    _check_message_contents(items)
-    checks.optional_list(body, "tools")
     chat, shape = to_chat(body)
-    if not chat["messages"]:
+    messages = chat["messages"]
+    if not messages:
         raise invalid_request("'input' holds no message the model can read.", param="input")
-    base = openai.view(chat)
     key = body.get("prompt_cache_key")
     return ResponsesView(
-        dialect=NAME, model=model, stream=body.get("stream") is True,
+        dialect=NAME, model=body["model"], stream=body.get("stream") is True,
         max_tokens=positive_int(body.get("max_output_tokens")),
-        input_estimate=base.input_estimate, needs=base.needs, provider_prefs=_prefs(body), wants_stream_usage=False,
-        forward=chat, cache_key=key if isinstance(key, str) and key else None, shape=shape,
+        input_estimate=estimate_input_tokens(messages, chat.get("tools")), needs=openai.needs_of(chat, messages),
+        provider_prefs=_prefs(body), wants_stream_usage=False,
+        forward=chat, cache_key=key or None, shape=shape,
     )  # fmt: skip
-
-
-def _check_message_contents(items: Any) -> None:
-    """A message's content is text or an array of parts: anything else is refused, not guessed at."""
-    for index, item in enumerate(items if isinstance(items, list) else ()):
-        is_message = (
-            isinstance(item, dict) and (item.get("type") or ("message" if "role" in item else None)) == "message"
-        )
-        if is_message and not isinstance(item.get("content"), str | list):
-            param = f"input[{index}].content"
-            raise invalid_request(f"{param} must be a string or an array of content parts.", param=param)
 
 
 def _prefs(body: Body) -> dict[str, Any]:
