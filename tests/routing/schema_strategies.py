@@ -20,7 +20,7 @@ JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
 )  # fmt: skip
-UNKNOWN = st.dictionaries(
+UNKNOWN: st.SearchStrategy[dict[str, Any]] = st.dictionaries(
     st.sampled_from(["x_extra", "x_note"]), INTEGERS | st.text(max_size=4) | st.builds(dict), max_size=1
 )
 
