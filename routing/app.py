@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Awaitable
@@ -48,6 +49,9 @@ async def _lifespan(gateway: Gateway, traces: TracerProvider | None, receive: Re
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
             metrics.GATEWAYS.add(gateway)  # /metrics reads its health board and capacity
+            # What start-up loaded (modules, catalog, clients) lives as long as the process: out of the
+            # collector's view, its full collections walk only what requests allocate since.
+            gc.freeze()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             metrics.GATEWAYS.remove(gateway)

@@ -73,7 +73,9 @@ class Call:
     extra_flags: list[str] = field(default_factory=list)
     # Hands the usage event to Redis just before the answer's last byte (routing.accounting): a gateway
     # killed right after answering has written its event already. ``early`` is (event, its futures).
-    before_last_byte: Callable[[], Awaitable[None]] | None = None
+    # It takes the call as its argument instead of holding it: a call that pointed to itself would be a
+    # reference cycle on every request, freed only by the garbage collector's pauses.
+    before_last_byte: Callable[[Call], Awaitable[None]] | None = None
     early: tuple[UsageEvent, list[Any]] | None = None
     facts: AnswerFacts = field(default_factory=AnswerFacts)  # upstream id, finish reason, thinking seen
     started_at: float = field(default_factory=time.time)

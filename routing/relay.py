@@ -201,7 +201,7 @@ async def _finish(call: Call, converter: StreamConverter, send: Send) -> None:
 
 async def _before_last_byte(call: Call) -> None:
     if call.before_last_byte is not None:
-        await call.before_last_byte()
+        await call.before_last_byte(call)
 
 
 async def _end_at_allowance(call: Call, send: Send, converter: StreamConverter) -> None:

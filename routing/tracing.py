@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from routing.asgi_io import Receive, Scope, Send
 from routing.metrics import endpoint_label
@@ -39,6 +39,8 @@ class RequestTrace:
 
 
 CURRENT: ContextVar[RequestTrace | None] = ContextVar("tokenway_request_trace", default=None)
+_Call = TypeVar("_Call")  # the call a hand-off is given (routing.call.Call; not imported: tracing is a leaf)
+
 _OFF: AbstractContextManager[None] = nullcontext()
 
 
@@ -128,13 +130,13 @@ def describe_call(call: Call, region: str, end_state: Callable[[Call], str]) -> 
     current.span.set_attributes(attributes)
 
 
-def traced_hand_off(hand_off: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+def traced_hand_off(hand_off: Callable[[_Call], Awaitable[None]]) -> Callable[[_Call], Awaitable[None]]:
     """The early usage hand-off (just before an answer's last byte) in a span of its own."""
     if CURRENT.get() is None:
         return hand_off
 
-    async def run() -> None:
+    async def run(call: _Call) -> None:
         with span("usage hand-off"):
-            await hand_off()
+            await hand_off(call)
 
     return run

@@ -90,7 +90,7 @@ async def _accept(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Rec
     # From here the call holds the request body alone, so Call.release_body frees it once an offering answers.
     body = view.forward = None
     del forward
-    call.before_last_byte = tracing.traced_hand_off(partial(hand_off_early, gateway, call))
+    call.before_last_byte = tracing.traced_hand_off(partial(hand_off_early, gateway))
     return call
 
 
