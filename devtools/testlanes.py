@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 lane.process.wait()
         return 130
     failed = [lane.name for lane in lanes if lane.code]
-    code = combine_coverage(lanes, args.coverage) if coverage and not failed else 0
+    code = combine_coverage(lanes, args.coverage) if coverage else 0  # also after a failure: the figure is worth seeing
     print_slowest(lanes, args.durations)
     if failed:
         print(f"failed lanes: {', '.join(failed)} (logs printed above, and in artifacts/)", flush=True)
