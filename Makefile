@@ -43,9 +43,9 @@ test: install
 	@$(PY) -m devtools.testlanes --coverage "$(COVERAGE)" --durations 25 $(LANES) -- $(PYTEST_ARGS)
 
 # The edit loop: all but the slow tests, the tests of a real `make run` tree (as-deployed, chaos) and the browser, in
-# two lanes, no coverage.
+# two lanes, no coverage, the schemathesis sweep of the management API cut to 4 examples per operation and mode.
 test-fast: install
-	@$(PY) -m devtools.testlanes --coverage "" --durations 10 $(LANES) -- -m 'not slow and not deployed and not browser' $(PYTEST_ARGS)
+	@TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 $(PY) -m devtools.testlanes --coverage "" --durations 10 $(LANES) -- -m 'not slow and not deployed and not browser' $(PYTEST_ARGS)
 
 # Tests marked `cluster` (they depend on where keys live) against a throw-away 3-master Redis Cluster (REDIS_URL,
 # with Celery and Channels on a plain Redis of their own) and three usage shards; `single_redis` ones need one server.
