@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock | sha256sum | cut 
 export PYTHONPATH := $(CURDIR):$(CURDIR)/platform
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test test-cluster lint typecheck bench install lock clean-data manage
+.PHONY: run test test-fast test-cluster test-local lint typecheck bench install lock clean-data manage
 
 $(STAMP): requirements/dev.lock
 	@test -x $(PY) || python3.11 -m venv $(VENV) || python3 -m venv $(VENV)
@@ -33,18 +33,33 @@ run: install
 manage: install
 	@$(PY) manage.py $(ARGS)
 
-# Branch coverage of the source packages with the floor in pyproject ([tool.coverage.report] fail_under).
-# The floor is measured on the whole suite: a run of part of it (.ci/run's second pass) sets COVERAGE= to skip it.
-COVERAGE ?= --cov --cov-report=term
+# The whole suite in two parallel lanes, each with its own throw-away servers (devtools/testlanes.py), with
+# branch coverage combined over both and the floor in pyproject ([tool.coverage.report] fail_under); prints the
+# slowest 25 tests. A part of the suite, `make test PYTEST_ARGS="tests/metering -k ledger"`, runs in one lane;
+# the floor holds for the whole suite only, so a part skips it with COVERAGE= (COVERAGE=html: htmlcov/).
+COVERAGE ?= term
+LANES = $(if $(strip $(PYTEST_ARGS)),--one-lane)
 test: install
-	@$(PY) -m devtools.devstack test -- $(PY) -m pytest $(COVERAGE) --durations=25 $(PYTEST_ARGS)
+	@$(PY) -m devtools.testlanes --coverage "$(COVERAGE)" --durations 25 $(LANES) -- $(PYTEST_ARGS)
 
-# The gateway and metering suites against a throw-away 3-master Redis Cluster (REDIS_URL, with Celery and
-# Channels on a plain Redis of their own) and three usage shards; tests marked single_redis need one server.
-CLUSTER_TESTS ?= tests/routing tests/metering
+# The edit loop: all but the slow tests, the tests of a real `make run` tree (as-deployed, chaos) and the browser, in
+# two lanes, no coverage, the schemathesis sweep of the management API cut to 4 examples per operation and mode.
+test-fast: install
+	@TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 $(PY) -m devtools.testlanes --coverage "" --durations 10 $(LANES) -- -m 'not slow and not deployed and not browser' $(PYTEST_ARGS)
+
+# Tests marked `cluster` (they depend on where keys live) against a throw-away 3-master Redis Cluster (REDIS_URL,
+# with Celery and Channels on a plain Redis of their own) and three usage shards; `single_redis` ones need one server.
 test-cluster: install
 	@TOKENWAY_TEST_REDIS_CLUSTER=1 TOKENWAY_USAGE_SHARDS=3 $(PY) -m devtools.devstack test -- $(PY) -m pytest \
-		-m 'not slow and not browser and not deployed and not single_redis' $(PYTEST_ARGS) $(CLUSTER_TESTS)
+		-m 'cluster and not single_redis' --durations=10 $(PYTEST_ARGS)
+
+# Tests marked `local_servers` (they depend on the servers' versions) against the machine's own PostgreSQL and
+# Redis on their standard ports, with a smaller schemathesis sweep: the embedded servers' run sized it already.
+LOCAL_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/postgres
+LOCAL_REDIS_URL ?= redis://127.0.0.1:6379/15
+test-local: install
+	@DATABASE_URL="$(LOCAL_DATABASE_URL)" REDIS_URL="$(LOCAL_REDIS_URL)" TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 \
+		$(PY) -m devtools.devstack test -- $(PY) -m pytest -m local_servers --durations=10 $(PYTEST_ARGS)
 
 lint: install
 	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -121,8 +121,27 @@ def catalog_fixture(db, redis_client):
     return apply_catalog_file(FIXTURES / "small.yaml", sim_base_url=settings.SIM_BASE_URL)
 
 
+@pytest.fixture(scope="session")
+def shared_stack():
+    """One real ``make run`` tree for the run, shared by the as-deployed suite and then the chaos suite
+    (tests/deployed/conftest.py): it takes a minute or two to start on a 2-core machine."""
+    from tests.deployed.conftest import shared_running_stack
+
+    with shared_running_stack() as stack:
+        yield stack
+
+
+def _run_order(item: pytest.Item) -> tuple[bool, int]:
+    """Browser tests run last: Playwright's sync API keeps an event loop running in the main thread for
+    the whole browser session, which would break every later test that runs its own loop. Before them,
+    the tests of the shared ``make run`` tree, so it starts late and stops soon: the as-deployed suite
+    first, then the chaos suite, whose faults come after every as-deployed check."""
+    browser = item.get_closest_marker("browser") is not None
+    on_stack = "shared_stack" in getattr(item, "fixturenames", ())
+    faults = item.get_closest_marker("reliability") is not None
+    return browser, on_stack + faults
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests run last: Playwright's sync API keeps an event loop running in the main
-    thread for the whole browser session, which would break every later test that runs its own loop."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    items.sort(key=_run_order)

@@ -14,7 +14,7 @@ from evaluation.services.incidents import incidents_detect
 from evaluation.services.retention import probe_results_prune
 from tests.evaluation.seed import perf_rows, write_rows
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 NOW = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
 
 

@@ -13,7 +13,7 @@ from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from tests.evaluation.conftest import find
 from tests.evaluation.seed import perf_rows, write_rows
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 
 
 @pytest.fixture

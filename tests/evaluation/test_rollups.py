@@ -25,7 +25,7 @@ from evaluation.services.rollup import rollups_add, rollups_rebuild
 from evaluation.stats.sketch import ALPHA
 from tests.evaluation.rollup_seed import mixed_rows, raw_counts
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 NOW = dt.datetime(2026, 1, 12, 9, 37, 20, tzinfo=dt.UTC)
 END = NOW.replace(second=0)
 REGIONS = ["beijing", "shanghai", "frankfurt"]

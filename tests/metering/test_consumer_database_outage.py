@@ -15,7 +15,7 @@ from metering.ingest import usage_ingest
 from metering.models import UsageRecord
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster, pytest.mark.local_servers]
 
 
 def test_the_batch_is_applied_once_after_the_database_returns(tenant, redis_client, monkeypatch):

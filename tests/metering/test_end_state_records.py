@@ -20,7 +20,7 @@ from metering.services import balance_topup
 from tests.factories import issue_key
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 COST_FIELDS = {
     "cost_micros", "provider_cost_micros", "computed_cost_micros", "reported_cost_micros", "margin_micros", "cost",
 }  # fmt: skip

@@ -21,7 +21,7 @@ from metering.services import balance_topup, tenant_available_ensure
 from tests.factories import issue_key
 from tests.routing.conftest import add_fault, gateway, gateway_server, sim, sim_requests  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 TOPUP = 5_000_000
 MSG = [{"role": "user", "content": "Think about caches, then tell me a story about them."}]
 ONLY = {"provider": {"only": ["anthropic"]}}

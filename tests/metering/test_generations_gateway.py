@@ -19,7 +19,7 @@ from metering.services import balance_topup, tenant_available_ensure
 from tests.factories import issue_key
 from tests.routing.conftest import gateway, gateway_server, sim  # noqa: F401 - the gateway fixtures
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 BODY: dict[str, Any] = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}
 

@@ -18,7 +18,7 @@ from tests.factories import issue_key
 from tests.routing.conftest import add_fault, sim  # noqa: F401 - the fleet fixture
 from tests.routing.test_hedging import STALL_SIM_S, hedging_gateway  # noqa: F401 - the gateway fixture
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 
 def _ingest(redis_client, expected: int) -> None:

@@ -16,6 +16,8 @@ from metering.holds import hold_place, hold_settle, holds_open_micros, holds_rea
 from metering.services import balance_topup, tenant_available_ensure
 from routing.limits.scripts import ADMISSION
 
+pytestmark = [pytest.mark.cluster, pytest.mark.local_servers]
+
 HOLD = 25_000
 CONCURRENT = 200
 COVERED = 50

@@ -11,7 +11,7 @@ from metering.consumer import DEAD_LETTER_STREAM, UsageConsumer
 from metering.models import Journal, Notification, SpendAlert, UsageRecord
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster, pytest.mark.local_servers]
 
 
 @pytest.fixture

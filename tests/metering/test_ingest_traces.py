@@ -28,7 +28,7 @@ from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to
 from tests.routing.test_tracing import _serve, _traced_app
 from tests.waiting import poll_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from metering.ledger import JournalSpec, UnbalancedJournal, journals_post
 from metering.models import AccountKind, Balance, Journal, JournalLine
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 
 
 def _lines(key: str) -> dict[tuple[int | None, str], int]:

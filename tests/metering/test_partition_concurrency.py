@@ -19,7 +19,7 @@ from metering.ledger import JournalSpec, journals_post
 from metering.models import AccountKind, Balance, Journal, JournalLine, UsageRecord
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 
 
 def _lock_waiters() -> int:

@@ -11,7 +11,7 @@ from metering.ingest import usage_ingest
 from metering.models import AccountKind, Balance
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 
 BEFORE = ("metering", "0010_usage_reported_cost_index")
 PARTITIONED = ("metering", "0011_partition_usage_and_ledger")

@@ -20,7 +20,7 @@ from metering.retention import RetentionTooShort, partitions_maintain
 from metering.services import tenant_available_ensure
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 
 
 def scalar(sql: str, params: list[Any] | None = None) -> object:

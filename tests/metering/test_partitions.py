@@ -21,7 +21,7 @@ from metering.reconcile import check_balances_match_ledger, check_journals_balan
 from metering.retention import partitions_maintain
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 
 TABLES = ("metering_usagerecord", "metering_journal", "metering_journalline")
 

@@ -11,7 +11,7 @@ from metering.services import tenant_available_ensure
 from tenants.models import Tenant
 from tenants.services import tenant_update
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 
 def _avail(redis_client, tenant) -> int:

@@ -40,7 +40,7 @@ from tests.routing.conftest import TIME_SCALE, calm_profiles
 from tests.routing.harness import ServerThread
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERBILLED, HONEST = "minimax-m2", "qwen3-max"

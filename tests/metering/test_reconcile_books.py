@@ -18,7 +18,7 @@ from metering.models import AccountKind, PaymentReversal, ProviderInvoiceLine, U
 from metering.services import balance_topup, tenant_available_ensure
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 
 
 def _reconcile() -> tuple[str, str | None]:

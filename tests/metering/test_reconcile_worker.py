@@ -15,7 +15,7 @@ from metering.reconcile import check_available_counters, reconciliation_run
 from metering.services import balance_topup
 from tests.metering.conftest import make_event, tenant_stream
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 
 def test_clean_books_have_no_findings_and_a_lost_request_is_reported(tenant, redis_client):

@@ -37,7 +37,7 @@ from metering.services import balance_topup
 from tests.factories import issue_key
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 
 T0 = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)  # a fixed hour inside a month, far from its edges
 WINDOW = {"start": T0, "end": T0 + timedelta(hours=1)}

@@ -15,7 +15,7 @@ from metering.reconcile import check_journals_balance, check_prepaid_not_negativ
 from metering.services import balance_topup, tenant_available_ensure
 from tests.metering.conftest import make_event
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster, pytest.mark.local_servers]
 
 
 def _fund(tenant, micros: int) -> None:

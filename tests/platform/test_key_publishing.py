@@ -19,6 +19,8 @@ from publishing.keys import publish_all_keys
 from tenants.services import tenant_update
 from tests.factories import ProviderFactory, issue_key
 
+pytestmark = pytest.mark.local_servers
+
 
 def _record(redis_client, plaintext):
     raw = redis_client.get(redis_keys.key_record(hash_key(plaintext, settings.API_KEY_PEPPER)))

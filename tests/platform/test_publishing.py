@@ -25,7 +25,7 @@ from tests.conftest import FIXTURES
 from tests.factories import issue_key
 from tokenway.redis_client import get_redis
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 
 
 class Rollback(Exception):

@@ -13,6 +13,8 @@ from tokenway.schedule import BEAT_SCHEDULE
 from tokenway.state_rebuild import redis_state_ensure
 from tokenway.tasks import redis_state_check_task
 
+pytestmark = pytest.mark.local_servers
+
 
 @pytest.mark.django_db
 def test_an_emptied_redis_is_republished_then_marked(tenant, redis_client, django_capture_on_commit_callbacks):

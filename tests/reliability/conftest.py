@@ -1,36 +1,24 @@
-"""The chaos suite's stack: the real ``make run`` tree (tests/deployed's fixture code), calm providers.
+"""The chaos suite's stack: the run's one ``make run`` tree (``shared_stack``, tests/deployed/conftest.py),
+after the as-deployed suite has walked it; its simulated providers are calm, so every 5xx the suite sees
+is the platform's own.
 
-The simulated providers run without their random faults and incidents (those are upstream
-failures, not ours) and faster than real time, so every 5xx the suite sees is the platform's own.
+Each fault leaves the tree serving again (a killed process is restarted by the supervisor, Redis comes
+back with its append-only file, PostgreSQL is started again), and every test waits for that recovery.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from tests.deployed.conftest import Stack, running_stack
+from tests.deployed.conftest import Stack
 from tests.reliability.faults import postgres_stop_if_running
 from tests.reliability.report import start_table
-from tests.routing.conftest import calm_profiles
-
-SIM_TIME_SCALE = "0.002"  # a 700 ms TTFT takes 1.4 ms: the fuzzer's 5,000 cases fit in a minute or two
-REGIONS = "beijing,shanghai"  # two probe workers are enough to kill one; fewer processes start faster
 
 
 @pytest.fixture(scope="package")
-def chaos() -> Iterator[Stack]:
-    folder = Path(tempfile.mkdtemp(prefix="tokenway-chaos-sim-"))
-    env = {"SIM_PROFILES": str(calm_profiles(folder)), "SIM_TIME_SCALE": SIM_TIME_SCALE, "TOKENWAY_REGIONS": REGIONS}
+def chaos(shared_stack: Stack) -> Stack:
+    if shared_stack.faults_from is None:
+        shared_stack.faults_from = len(shared_stack.output())
+    shared_stack.after_stop = postgres_stop_if_running
     start_table()
-    try:
-        with running_stack(
-            "reliability", extra_env=env, tracebacks_allowed=True, after_stop=postgres_stop_if_running
-        ) as stack:
-            yield stack
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return shared_stack

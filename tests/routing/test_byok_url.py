@@ -17,6 +17,8 @@ from tests.routing import harness
 from tests.routing.conftest import sim_requests
 from tests.routing.harness import ServerThread, make_tenant
 
+pytestmark = pytest.mark.cluster
+
 MSG = [{"role": "user", "content": "hello"}]
 ONLY_DEEPSEEK = {"only": ["deepseek"], "allow_fallbacks": False}
 

@@ -29,6 +29,8 @@ from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_cat
 from tests.routing.own_redis import OwnRedis
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.cluster
+
 BALANCE = 10**9  # make_tenant's
 MSG = [{"role": "user", "content": "Tell me a story about caches."}]
 ONLY_OPENAI = {"provider": {"only": ["openai"]}}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import requests as httpx
 
 from tests.routing.conftest import sim_requests
+
+pytestmark = pytest.mark.cluster
 
 MODEL_OPENAI = "gpt-4.1-mini"  # one offering, OpenAI dialect
 MODEL_ANTHROPIC = "claude-haiku-4.5"  # one offering, Anthropic dialect

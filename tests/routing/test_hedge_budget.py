@@ -14,6 +14,8 @@ from routing.failover.hedge_budget import spend_hedge
 from routing.limits.admission import Admission
 from routing.redis_client import redis_client as gateway_redis
 
+pytestmark = pytest.mark.cluster
+
 
 def test_the_hedge_delay_is_the_p95_for_this_prompt_size():
     stats = OfferingStats(1, n=100, ttft_p50_ms=400, ttft_p90_ms=800, ttft_10k_p50_ms=1300)

@@ -25,6 +25,8 @@ from tests.routing.conftest import add_fault, sim_requests
 from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.cluster
+
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
 STALL_SIM_S = 20_000  # x the fleet's time scale (0.005): 100 s real, far past any deadline here
 P90_MS = 300.0  # published for openai: p95 ≈ 375 ms is the hedge delay; the first-byte deadline is the 2 s floor

@@ -24,6 +24,8 @@ from sim.dialects.headers import anthropic_limits, openai_limits
 from sim.ratelimit import Admission
 from tests.waiting import ManualClock
 
+pytestmark = pytest.mark.cluster
+
 T0 = 1_700_000_000.0
 OFFERING = OfferingSnapshot(
     offering_id=5, model="m", provider="p", upstream_model="m", dialect="openai", base_url="http://127.0.0.1:9/v1",

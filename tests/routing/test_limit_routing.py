@@ -23,6 +23,8 @@ from tests.routing.conftest import sim_requests
 from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.cluster
+
 BURST = 30
 WORKERS = 12
 BODY: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5,

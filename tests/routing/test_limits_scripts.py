@@ -20,6 +20,8 @@ from routing.limits.scripts import SETTLE
 from routing.redis_client import redis_client as gateway_redis
 from routing.redis_pipe import PipelinedRedis
 
+pytestmark = [pytest.mark.cluster, pytest.mark.local_servers]
+
 TID = 4242  # no database row: the scripts know tenants by id only
 FUNDS = 1_000_000
 HOLD = 25_000

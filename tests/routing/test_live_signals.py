@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
+
 from routing.failover.health import HealthBoard
 from routing.failover.shared import LIVE_KEY, sync_once
 from routing.redis_pipe import PipelinedRedis
 from tests.waiting import ManualClock
+
+pytestmark = pytest.mark.cluster
 
 
 def test_errors_429s_and_latency_seen_by_one_process_reach_the_other_and_fade(redis_client):

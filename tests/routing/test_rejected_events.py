@@ -10,6 +10,8 @@ from contracts import redis_keys as rk
 from contracts.keyrecord import Limits
 from tests.routing.harness import make_tenant, usage_events
 
+pytestmark = pytest.mark.cluster
+
 MSG = [{"role": "user", "content": "hi"}]
 BODY = {"model": "gpt-4.1-mini", "messages": MSG, "max_tokens": 5}
 

@@ -14,6 +14,8 @@ import requests as httpx
 
 from tests.routing.conftest import sim_requests
 
+pytestmark = pytest.mark.cluster
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent-session-responses"
 LITE = [f"lite-turn{n}.json" for n in (1, 2, 3)]
 

@@ -23,6 +23,8 @@ from tests.routing.conftest import add_fault
 from tests.routing.harness import make_tenant, publish_catalog
 from tests.waiting import wait_until
 
+pytestmark = [pytest.mark.cluster, pytest.mark.local_servers]
+
 MSG = [{"role": "user", "content": "hi"}]
 ROOT = Path(__file__).resolve().parents[2]
 

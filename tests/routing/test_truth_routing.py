@@ -16,6 +16,8 @@ from contracts.snapshot import OfferingStats, StatsSnapshot
 from tests.routing.conftest import add_fault
 from tests.waiting import ManualClock, wait_until
 
+pytestmark = pytest.mark.cluster
+
 MSG = [{"role": "user", "content": "Say hello."}]
 MODES = ("balanced", "cost", "performance", "quality")
 RESOLD = ("deepseek-v3.2", "kimi-k2", "glm-4.6")  # the models bargain-cloud resells

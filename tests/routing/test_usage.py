@@ -8,6 +8,8 @@ import requests
 from contracts.usage import Prices, Tokens, cost_micros
 from tests.routing.conftest import sim_requests
 
+pytestmark = [pytest.mark.cluster, pytest.mark.local_servers]
+
 LONG = "Summarise the ledger rules for holds, settlement, the reaper and reconciliation. " * 60  # ~1.2k tokens
 
 CASES = [

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 import redis
 import requests
 
@@ -21,6 +22,8 @@ from sim.server import SimHandle
 from tests.catalogs import sim_catalog
 from tests.routing.harness import make_tenant, usage_events
 from tests.waiting import wait_until
+
+pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CALLS = 16
