@@ -30,7 +30,6 @@ from tests.routing import harness
 from tests.routing.conftest import add_fault, sim  # noqa: F401 - fixtures
 from tests.routing.harness import ServerThread, publish_catalog
 from tests.routing.own_redis import OwnRedis
-from tests.routing.test_redis_outage import sim_in_flight
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.adversarial]
@@ -77,6 +76,12 @@ def _post(server: ServerThread, key: str, path: str, body: dict[str, Any]) -> re
     return requests.post(server.base_url + path, json=body, headers={"authorization": f"Bearer {key}"}, timeout=20)
 
 
+def _newest_request(fleet: Any) -> Any:
+    """The last request the simulated openai provider received (logged as it arrives), or None."""
+    found = requests.get(f"{fleet.base_url}/_sim/requests?provider=openai&limit=1", timeout=5).json()["requests"]
+    return found[0] if found else None
+
+
 def _consume(url: str, request_ids: set[str]) -> None:
     client = redis.Redis.from_url(url)
     consumer = UsageConsumer(client=client, name="spool-test", after_batch=lambda _: None)
@@ -105,9 +110,11 @@ def test_answered_calls_are_billed_and_paid_work_is_refused_while_neither_redis_
     # Redis dies while a call is in flight, after admission: its usage has nowhere durable to go.
     add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=100)  # 0.5 s real
     answer: dict[str, requests.Response] = {}
+    before = _newest_request(sim)
     thread = threading.Thread(target=lambda: answer.update(r=_post(server, key, *OPENAI)))
     thread.start()
-    wait_until(lambda: sim_in_flight(sim), timeout=5, message="the call never reached the provider")
+    # the first call is in the provider's log already: wait for this one's request to arrive there too
+    wait_until(lambda: _newest_request(sim) != before, timeout=5, message="the call never reached the provider")
     own.kill()
     thread.join(timeout=20)
     assert answer["r"].status_code == 200, answer["r"].text
