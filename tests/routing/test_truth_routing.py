@@ -145,6 +145,10 @@ def test_a_recovered_offering_is_back_within_a_minute(gateway, sim, tenant, redi
         assert not gateway.gateway.health.available(best)
         requests.delete(f"{sim.base_url}/_sim/faults", timeout=5)  # the provider recovers
         assert chat(gateway, tenant, model).headers["x-tokenway-provider"] != "deepseek"  # still cooling down
+        # The failures are merged into the shared live signals by the next periodic sync, stamped with the
+        # board's clock: let that happen before the clock jumps, as it would within a second in real time.
+        health = gateway.gateway.health
+        wait_until(lambda: health.get(best).pending.failed == 0, timeout=5, message="the failures were shared")
         clock.advance(59)  # no traffic to it for 59 s: half-open, and its error EWMA has faded
         back = chat(gateway, tenant, model)
         assert back.headers["x-tokenway-provider"] == "deepseek"  # the trial request
