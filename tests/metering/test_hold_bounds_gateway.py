@@ -22,7 +22,7 @@ from tests.catalogs import sim_catalog
 from tests.factories import issue_key
 from tests.routing.conftest import add_fault, gateway, gateway_server, sim, sim_requests  # noqa: F401 - fixtures
 from tests.routing.harness import publish_catalog, usage_events
-from tests.waiting import poll_until
+from tests.waiting import poll_until, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.adversarial]
 BALANCE = 600  # µ$: about forty of these calls' holds, so the balance runs out under the burst
@@ -97,7 +97,8 @@ def test_concurrent_reasoning_calls_with_a_tiny_max_tokens_never_consume_more_th
     credit,
 ):
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
-    poll_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=2, interval=0.01)
+    wait_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=15, interval=0.01,
+               message="the gateway holds the catalog that understates deepseek-r1's reasoning")  # fmt: skip
     tenant.billing_mode, tenant.credit_limit_micros = mode, credit
     tenant.save(update_fields=["billing_mode", "credit_limit_micros"])
     key = _funded(tenant, topup)
@@ -166,7 +167,8 @@ def test_an_anthropic_caller_sees_a_stream_ended_at_its_allowance_as_an_error_ev
     redis_client,
 ):
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
-    poll_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=2, interval=0.01)
+    wait_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=15, interval=0.01,
+               message="the gateway holds the catalog that understates deepseek-r1's reasoning")  # fmt: skip
     key = _funded(tenant, BALANCE)
     # max_tokens 1: ended once our count passes 1 + 1 + 16 tokens; the simulated reasoner thinks 30 or more
     body = {"model": "deepseek-r1", "max_tokens": 1, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}

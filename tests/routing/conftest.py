@@ -12,10 +12,11 @@ import pytest
 import redis
 import requests as httpx
 
+from contracts.snapshot import CatalogSnapshot
 from sim.server import SimHandle, start_in_thread
 from tests.catalogs import sim_catalog
 from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog, test_config
-from tests.waiting import poll_until
+from tests.waiting import wait_until
 
 TIME_SCALE = 0.005  # sim seconds -> real: a 700 ms TTFT takes 3.5 ms
 
@@ -62,18 +63,22 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
 @pytest.fixture
 def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Redis) -> ServerThread:
     """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
-    publish_catalog(redis_client, sim_catalog(sim.provider_url))
+    catalog = sim_catalog(sim.provider_url)
+    publish_catalog(redis_client, catalog)
     gateway_server.gateway.health.reset()
     gateway_server.gateway.limits.reset()  # learned limits: another test's lowered RPM is not this test's
     httpx.post(f"{sim.base_url}/_sim/reset")
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
-    _wait_catalog(gateway_server)
+    _wait_catalog(gateway_server, catalog)
     return gateway_server
 
 
-def _wait_catalog(server: ServerThread) -> None:
-    gateway = server.gateway
-    poll_until(lambda: gateway.catalog.by_model, timeout=2, interval=0.01)
+def _wait_catalog(server: ServerThread, catalog: CatalogSnapshot) -> None:
+    """The gateway serves this test's catalog, not the one an earlier test left (a version bump reloads it)."""
+    published = catalog.to_json()
+    state = server.gateway.catalog
+    wait_until(lambda: state.catalog is not None and state.catalog.to_json() == published, timeout=15, interval=0.01,
+               message="the gateway loads the published catalog")  # fmt: skip
 
 
 @pytest.fixture
@@ -108,10 +113,11 @@ def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[Serve
     """A gateway of its own whose idle gap (5 s) outlasts a provider's pause mid-stream (tests/routing/open_stream.py)."""
     from routing.app import make_gateway_app
 
-    publish_catalog(redis_client, sim_catalog(sim.provider_url))
+    catalog = sim_catalog(sim.provider_url)
+    publish_catalog(redis_client, catalog)
     httpx.post(f"{sim.base_url}/_sim/reset", timeout=5)
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
     server = ServerThread(make_gateway_app(test_config(idle_timeout_s=5.0, deadline_s=30.0)))
-    _wait_catalog(server)
+    _wait_catalog(server, catalog)
     yield server
     server.stop()

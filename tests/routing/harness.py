@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -49,9 +50,11 @@ class ServerThread:
 
 
 def publish_catalog(client: redis.Redis, catalog: CatalogSnapshot) -> None:
-    """Snapshot, then version (two slots on a cluster: no transaction; a reader sees the version last)."""
+    """Snapshot, then version (two slots on a cluster: no transaction; a reader sees the version last).
+    The version is new for the whole session: after a flush, a counter would restart at a value the
+    gateway has already seen, and it would keep the previous test's catalog."""
     client.set(rk.CATALOG_SNAPSHOT, catalog.to_json())
-    client.incr(rk.CATALOG_VERSION)
+    client.set(rk.CATALOG_VERSION, time.time_ns())
     client.publish(rk.SNAPSHOT_CHANNEL, "catalog")
 
 
