@@ -62,8 +62,8 @@ def _make_events(tenant_id: int, count: int, *, stamp: float | None = None) -> l
 
 def bench_ingestion(tenant_id: int, count: int) -> float:
     from contracts.redis_keys import USAGE_STREAM
+    from foundation.redis_client import get_redis
     from metering.consumer import UsageConsumer, group_ensure
-    from tokenway.redis_client import get_redis
 
     client = get_redis()
     group_ensure(client)
@@ -83,8 +83,8 @@ def bench_latency(tenant_id: int, rate: int, duration: float, env: dict[str, str
     import requests
 
     from contracts.redis_keys import USAGE_STREAM, generation
+    from foundation.redis_client import get_redis
     from metering.models import UsageRecord
-    from tokenway.redis_client import get_redis
 
     manage = [sys.executable, str(ROOT / "manage.py")]
     procs = [

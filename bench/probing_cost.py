@@ -75,8 +75,8 @@ from evaluation.services.results import probe_results_save  # noqa: E402
 from evaluation.services.rollup import floor_to  # noqa: E402
 from evaluation.services.snapshot import build_snapshot, snapshot_publish  # noqa: E402
 from evaluation.stats.sketch import GAMMA  # noqa: E402
+from foundation.redis_client import get_redis  # noqa: E402
 from tests.catalogs import sim_offerings  # noqa: E402
-from tokenway.redis_client import get_redis  # noqa: E402
 
 REGIONS = ["beijing", "shanghai", "shenzhen", "chengdu"]
 HOURLY_KINDS = ("cache", "price", "capability", "quality")

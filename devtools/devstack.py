@@ -33,7 +33,7 @@ from pathlib import Path
 
 from devtools.ports import free_port, wait_for_port
 from devtools.processes import StopRequest, die_with_parent, kill_group, spawn, stop, terminate
-from tokenway.env import read_stack_env
+from foundation.env import read_stack_env
 
 __all__ = ["free_port", "main"]
 

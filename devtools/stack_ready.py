@@ -12,7 +12,7 @@ import socket
 import urllib.error
 import urllib.request
 
-from tokenway.health import WORKER_HEARTBEAT_PREFIX
+from foundation.worker_heartbeat import WORKER_HEARTBEAT_PREFIX
 
 
 def worker_names(regions: list[str]) -> list[str]:
@@ -23,7 +23,7 @@ def worker_names(regions: list[str]) -> list[str]:
 
 def forget_heartbeats(redis_url: str, names: list[str]) -> None:
     """A previous run's heartbeats live on for their TTL; they must not count as this run's workers."""
-    from tokenway.redis_client import client_for, cluster_mode
+    from foundation.redis_client import client_for, cluster_mode
 
     client = client_for(redis_url, cluster=cluster_mode(redis_url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")))
     try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from foundation.redis_client import get_redis
 from publishing.catalog_snapshot import build_catalog_snapshot
-from tokenway.redis_client import get_redis
 
 
 def catalog_from_db() -> CatalogSnapshot:

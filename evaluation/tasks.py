@@ -20,7 +20,7 @@ from evaluation.services.dispatch import probes_dispatch, queue_for
 from evaluation.services.refresh import stats_refresh
 from evaluation.services.results import probe_results_save
 from evaluation.services.retention import probe_results_prune
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from django.core.mail import mail_admins, send_mail
 from django.db.models import Sum
 
+from foundation.redis_client import get_redis
 from metering.models import Notification, SpendAlert, UsageRecord
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from contracts.redis_keys import (
     usage_shard_count,
     usage_stream,
 )
+from foundation.redis_client import get_redis
 from metering.holds import holds_open_micros
 from metering.ledger import tenant_account_balance
 from tenants.models import BillingMode, Tenant
-from tokenway.redis_client import get_redis
 
 # KEYS: avail, holds (one tenant: one cluster slot). ARGV: ledger spendable, drift to apply ("none": measure only).
 # Applies only when the drift measured now, atomically with the holds, is the one expected.

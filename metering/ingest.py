@@ -20,6 +20,7 @@ from orjson import dumps
 
 from apikeys.services import api_keys_touch
 from contracts.usage import UsageEvent
+from foundation.redis_client import get_redis
 from metering.available import tenant_available_adjust
 from metering.crash import crash_point
 from metering.end_states import end_state_priced
@@ -29,7 +30,6 @@ from metering.provider_truth import overcount_corrected, overcount_factors, prov
 from metering.sanitize import Priced, cache_full_price_micros, event_price
 from metering.shortfall import shortfalls_record, usage_journals_clamp
 from tenants.models import BillingMode, Tenant
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

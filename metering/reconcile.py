@@ -19,6 +19,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from contracts.redis_keys import PREFIX
+from foundation.redis_client import get_redis
 from metering.available import tenant_available_correct, tenant_available_ensure
 from metering.holds import holds_expired_count
 from metering.models import (
@@ -38,7 +39,6 @@ from metering.stripe.client import meter_accepted_totals
 from metering.stripe.lifecycle import reversal_missing_keys
 from metering.stripe.meter_health import meter_events_alert
 from tenants.models import BillingMode, Tenant
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from contracts.redis_keys import MONTH_SPEND_TTL_S, key_month_spend, tenant_month_spend
+from foundation.redis_client import get_redis
 from metering.alerts import month_spend_by_key
 from tenants.models import Tenant
-from tokenway.redis_client import get_redis
 
 # KEYS: counters. ARGV: 1 ttl, then the ledger's amount for each counter, in order.
 _RAISE = """

@@ -11,11 +11,11 @@ import time
 from celery import Task, shared_task
 from django.utils import timezone
 
+from foundation.redis_client import get_redis
 from metering import billing, consumer, holds, reconcile, retention
 from metering.stripe import meter_push
 from metering.stripe.client import StripeError
 from tenants.models import Tenant
-from tokenway.redis_client import get_redis
 
 # A beat-driven ingestion run drains the stream for at most this long, so runs (every second) do not pile up.
 INGEST_RUN_BUDGET_S = 0.9

@@ -19,6 +19,7 @@ from apikeys.authentication import ApiKeyAuthentication
 from apikeys.models import ApiKey
 from apikeys.selectors import tenant_keys
 from contracts.usage import USAGE_STATUSES
+from foundation.api_errors import ApiError
 from metering import selectors
 from metering.api_docs import CurrentKeySummaryOut, GenerationOut, GenerationsOut, UsageOut, WebhookOut
 from metering.cursors import MAX_CURSOR_CHARS, BadCursor, cursor_decode
@@ -26,7 +27,6 @@ from metering.stripe.customers import PostpaidRefused, postpaid_enable
 from metering.stripe.webhooks import WebhookRefused, stripe_event_apply, webhook_verify
 from tenants.api_base import StrictSerializer, TenantScopedView
 from tenants.permissions import Action
-from tokenway.api_errors import ApiError
 
 MAX_EXPORT_DAYS = 366  # one year per export keeps the query on the (tenant, time) index and the file small
 DEFAULT_PAGE = 20  # generations per page: a screenful

@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).parent / "platform" / "fixtures"
 def redis_client() -> Iterator[redis.Redis]:
     """The data Redis, emptied before and after: a ``redis.RedisCluster`` when the session runs on a
     cluster (its FLUSHDB goes to every master), a plain client otherwise."""
-    from tokenway.redis_client import client_for, cluster_mode
+    from foundation.redis_client import client_for, cluster_mode
 
     cluster = cluster_mode(settings.REDIS_URL, settings.TOKENWAY_REDIS_CLUSTER)
     client = client_for(settings.REDIS_URL, cluster=cluster, timeout_s=None)
@@ -29,7 +29,7 @@ def redis_client() -> Iterator[redis.Redis]:
 @pytest.fixture(scope="session")
 def redis_cluster_url() -> Iterator[str]:
     """A real 3-master Redis Cluster: the session's own when it runs on one, else started here."""
-    from tokenway.redis_client import cluster_mode
+    from foundation.redis_client import cluster_mode
 
     if cluster_mode(settings.REDIS_URL, settings.TOKENWAY_REDIS_CLUSTER):
         yield settings.REDIS_URL
@@ -43,7 +43,7 @@ def redis_cluster_url() -> Iterator[str]:
 @pytest.fixture
 def cluster_client(redis_cluster_url: str) -> Iterator[redis.Redis]:
     """A ``redis.RedisCluster`` of that cluster, every master emptied before and after."""
-    from tokenway.redis_client import client_for
+    from foundation.redis_client import client_for
 
     client = client_for(redis_cluster_url, cluster=True, timeout_s=None)
     client.flushdb()

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from evaluation.services.snapshot import current_version
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 # Old versions are never read again; a short TTL lets them expire soon after the next refresh.
 CACHE_TTL_S = 120

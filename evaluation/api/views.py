@@ -19,7 +19,7 @@ from evaluation import selectors
 from evaluation.api.cache import cached_json
 from evaluation.api.serializers import IncidentsQuery, LeaderboardQuery, SeriesQuery, TrendsQuery
 from evaluation.offerings_to_probe import current_catalog
-from tokenway.api_errors import ApiError
+from foundation.api_errors import ApiError
 
 
 class LeaderboardOut(serializers.Serializer[Any]):  # the documented shape; rows are selector dicts

@@ -10,7 +10,7 @@ from evaluation.models import ProbePolicy
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
 from evaluation.schedule import DISPATCH_PERIOD_S
 from evaluation.services import schedule
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 # Jobs per Celery task: big enough that one event loop overlaps many probes, small enough to spread load.
 BATCH_SIZE = 25

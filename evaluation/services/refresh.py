@@ -13,7 +13,7 @@ from evaluation.services.incidents import incidents_detect
 from evaluation.services.live import leaderboard_notify
 from evaluation.services.rollup import rollups_backfill
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from foundation.api_errors import ApiError
 from tenants.permissions import Action, can
 from tenants.selectors import Membership, membership_get, memberships_of
-from tokenway.api_errors import ApiError
 
 TenantView = Callable[..., HttpResponse]
 

@@ -6,12 +6,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from foundation.api_errors import ApiError
 from frontend.data import metering
 from frontend.forms import TenantForm
 from frontend.views.console_base import apply_api_error, render_console, tenant_page
 from tenants.selectors import Membership, memberships_of
 from tenants.services import tenant_create
-from tokenway.api_errors import ApiError
 
 
 @login_required

@@ -13,12 +13,12 @@ from django.views.decorators.http import require_POST
 
 from apikeys.selectors import ApiKey, tenant_key_get, tenant_keys
 from apikeys.services import IssuedKey, api_key_issue, api_key_revoke, api_key_rotate
+from foundation.api_errors import ApiError
 from frontend.data.metering import limits_left
 from frontend.forms import KeyForm, usd_to_micros
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
 from tenants.permissions import Action, can
 from tenants.selectors import Membership
-from tokenway.api_errors import ApiError
 
 ROTATION_GRACE = timedelta(hours=24)  # long enough to deploy the new key everywhere
 

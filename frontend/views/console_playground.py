@@ -10,10 +10,10 @@ from django.views.decorators.http import require_POST
 
 from apikeys.services import api_key_issue
 from catalog.selectors import model_choices
+from foundation.api_errors import ApiError
 from frontend.views.console_base import render_console, tenant_page
 from tenants.permissions import Action, can
 from tenants.selectors import Membership, RouteMode
-from tokenway.api_errors import ApiError
 
 PLAYGROUND_KEY_TTL = timedelta(days=1)  # a throw-away key: enough for a session of experiments
 

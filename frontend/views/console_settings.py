@@ -11,12 +11,12 @@ from django.views.decorators.http import require_POST
 from catalog.selectors import provider_choices, provider_get
 from credentials.selectors import tenant_credential_get, tenant_credentials
 from credentials.services import credential_create, credential_delete
+from foundation.api_errors import ApiError
 from frontend.forms import CredentialForm, RoutingForm
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
 from tenants.permissions import Action
 from tenants.selectors import Membership
 from tenants.services import tenant_update
-from tokenway.api_errors import ApiError
 
 
 @tenant_page

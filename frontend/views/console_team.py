@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from foundation.api_errors import ApiError
 from frontend.forms import InviteForm
 from frontend.views.console_base import apply_api_error, deny, render_console, tenant_page
 from tenants.invitation_mail import SentInvitation, invitation_send, site_url
@@ -23,7 +24,6 @@ from tenants.selectors import (
     tenant_members,
 )
 from tenants.services import membership_change_role, membership_remove
-from tokenway.api_errors import ApiError
 
 
 @tenant_page

@@ -11,6 +11,7 @@ from django.db.models import Q, Sum
 
 from contracts.model_names import resolution_in_reason
 from contracts.redis_keys import generation
+from foundation.redis_client import get_redis
 from metering.alerts import month_start, tenant_month_spend_micros
 from metering.cursors import cursor_decode, cursor_encode
 from metering.ledger import tenant_account_balance
@@ -19,7 +20,6 @@ from metering.models import (
 )
 from metering.selectors.limits_left import spend_limits_left
 from tenants.models import BillingMode, Tenant
-from tokenway.redis_client import get_redis
 
 
 def _tokens(rec: dict[str, Any]) -> dict[str, int]:

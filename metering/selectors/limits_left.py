@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 import redis
 
 from contracts import redis_keys as rk
+from foundation.redis_client import get_redis
 from metering.alerts import month_spend_by_key
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import requests
 import stripe
 from django.conf import settings
 
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 # The library logs every request at INFO; meter pushes would flood the worker log.
 logging.getLogger("stripe").setLevel(logging.WARNING)

@@ -20,10 +20,10 @@ from django.views.decorators.http import require_http_methods
 from accounts.invitation_forms import InvitationLoginForm, InvitationSignupForm
 from accounts.selectors import user_exists
 from accounts.services import user_signup_by_invitation
+from foundation.api_errors import ApiError
 from tenants.invitations import INVITATION_TTL, invitation_accept, invitation_state
 from tenants.models import Invitation, Membership
 from tenants.selectors import invitation_by_token, memberships_of
-from tokenway.api_errors import ApiError
 
 CLOSED_STATUS = {"unknown": 404, "expired": 410, "revoked": 410, "accepted": 410}
 BACKEND = "django.contrib.auth.backends.ModelBackend"

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from accounts.models import User
 from catalog.models import Model
+from foundation.api_errors import ApiError
 from tenants.models import Membership, Tenant
 from tenants.permissions import Action, can
-from tokenway.api_errors import ApiError
 
 
 def check_scopes_within_role(

@@ -15,10 +15,10 @@ from accounts.models import User
 from apikeys.models import ApiKey
 from apikeys.scopes import check_scopes_within_role
 from contracts.apikey_format import display_prefix, generate_key, hash_key, last_four
+from foundation.api_errors import ApiError
 from outbox.models import Topic
 from outbox.services import outbox_add
 from tenants.models import Tenant
-from tokenway.api_errors import ApiError
 
 LIMIT_FIELDS = frozenset(
     {"name", "rpm_limit", "tpm_limit", "max_concurrency", "monthly_budget_micros", "expires_at", "default_route_mode",

@@ -10,10 +10,10 @@ from catalog.models import Provider
 from contracts.url_policy import UnsafeUrl, validate_public_url
 from credentials.crypto import encrypt_secret, reencrypt
 from credentials.models import ProviderCredential
+from foundation.api_errors import ApiError
 from outbox.models import Topic
 from outbox.services import outbox_add
 from tenants.models import Tenant
-from tokenway.api_errors import ApiError
 
 
 def _checked_base_url(base_url: str) -> str:

@@ -11,9 +11,9 @@ from catalog.models import Provider
 from credentials import serializers as s
 from credentials.selectors import tenant_credential_get, tenant_credentials
 from credentials.services import credential_create, credential_delete, credential_update
+from foundation.api_errors import ApiError
 from tenants.api_base import TenantScopedView
 from tenants.permissions import Action
-from tokenway.api_errors import ApiError
 
 
 class CredentialListView(TenantScopedView):

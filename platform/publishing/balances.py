@@ -8,9 +8,9 @@ outbox row's id is recorded in the same Lua call, so a row drained twice moves t
 from __future__ import annotations
 
 from contracts import redis_keys
+from foundation.redis_client import get_redis
 from metering.services import month_spend_counters_ensure, tenant_available_ensure
 from tenants.models import Tenant
-from tokenway.redis_client import get_redis
 
 APPLIED_TTL_S = 7 * 24 * 3600  # a row is retried for minutes, not days: a week of markers is ample
 # KEYS: counter, applied marker. ARGV: delta, marker ttl. 1 = moved, 0 = counter missing, -1 = applied before.

@@ -10,7 +10,7 @@ from catalog.selectors import current_price, offerings_with_current_price
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
 from contracts.usage import Prices
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

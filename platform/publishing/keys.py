@@ -21,8 +21,8 @@ from apikeys.models import ApiKey
 from contracts import redis_keys
 from contracts.keyrecord import KeyRecord, Limits, RoutingPrefs
 from credentials.selectors import byok_base_urls_for_tenant, byok_tokens_for_tenant
+from foundation.redis_client import get_redis
 from tenants.models import BillingMode, Tenant
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 SCAN_BATCH = 500  # keys per SCAN step when pruning stale records at startup

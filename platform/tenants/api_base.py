@@ -10,10 +10,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from foundation.api_errors import ApiError
 from tenants.models import Membership
 from tenants.permissions import Action, can
 from tenants.selectors import membership_get
-from tokenway.api_errors import ApiError
 
 
 class TenantScopedView(APIView):

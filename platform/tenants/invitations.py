@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from foundation.api_errors import ApiError
 from tenants.models import Invitation, Membership, Tenant
 from tenants.permissions import may_assign_role
-from tokenway.api_errors import ApiError
 
 INVITATION_TTL = timedelta(days=7)  # long enough for a weekend, short enough to limit leaked links
 

@@ -7,11 +7,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import User
+from foundation.api_errors import ApiError
 from outbox.models import Topic
 from outbox.services import outbox_add
 from tenants.models import BillingMode, Membership, Role, Tenant
 from tenants.permissions import may_assign_role
-from tokenway.api_errors import ApiError
 
 # Fields whose change alters what the gateway enforces: every key of the tenant is republished.
 GATEWAY_FIELDS = frozenset(

@@ -5,7 +5,18 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 from kombu.entity import Queue
+
+from foundation import task_metrics, task_traces
+from foundation.worker_heartbeat import start_heartbeat, stop_heartbeat
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tokenway.settings")
 
@@ -39,8 +50,14 @@ def _beat_schedule() -> dict[str, dict[str, object]]:
 
 app.conf.beat_schedule = _beat_schedule()
 
-# Connects the worker heartbeat signals (health lists live workers), the task outcome counters and
-# the optional task traces (OTEL_EXPORTER_OTLP_* set: one span per task run).
-import tokenway.task_metrics  # noqa: E402
-import tokenway.task_traces  # noqa: E402
-import tokenway.worker_heartbeat  # noqa: E402, F401
+# The worker heartbeat (health and /metrics count live workers), the task outcome counters, each worker's own
+# metrics port, and the optional task traces (OTEL_EXPORTER_OTLP_* set: one span per task run).
+worker_ready.connect(start_heartbeat, weak=False)
+worker_shutdown.connect(stop_heartbeat, weak=False)
+task_postrun.connect(task_metrics.on_task_postrun, weak=False)
+worker_ready.connect(task_metrics.serve_process_metrics, weak=False)
+worker_init.connect(task_traces.on_worker_init, weak=False)
+worker_shutdown.connect(task_traces.on_worker_stop, weak=False)
+worker_process_shutdown.connect(task_traces.on_worker_stop, weak=False)
+task_prerun.connect(task_traces.on_task_prerun, weak=False)
+task_postrun.connect(task_traces.on_task_postrun, weak=False)

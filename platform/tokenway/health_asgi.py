@@ -1,7 +1,7 @@
 """``/healthz``, ``/readyz`` and ``/livez`` answered by the ASGI composition root, before Django.
 
 No middleware, no thread hop, no database or Redis round trip: the answer is built from the latest
-readings of the background checks (``tokenway.health_background``), so it takes microseconds however
+readings of the background checks (``tokenway.health.CHECKS``), so it takes microseconds however
 loaded the process or slow its dependencies are.
 
 - ``GET /livez``: the process answers (its event loop runs). Always 200; for a process manager.
@@ -18,8 +18,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tokenway.health import COMPONENTS, summary
-from tokenway.health_background import CHECKS, BackgroundChecks
+from foundation.health_background import BackgroundChecks
+from tokenway.health import CHECKS, COMPONENTS, summary
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

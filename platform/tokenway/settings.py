@@ -18,8 +18,8 @@ from contracts.env import (
     env_str,
 )
 from contracts.url_policy import allowed_ports_setting
+from foundation.env import read_stack_env
 from tokenway.dburl import database_from_url
-from tokenway.env import read_stack_env
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(env_str("TOKENWAY_DATA_DIR", str(BASE_DIR / ".data")))
@@ -79,7 +79,7 @@ MIDDLEWARE = [
     # Static files as in production: hashed names from the manifest, served with far-future cache headers.
     "servestatic.middleware.ServeStaticMiddleware",
     # One server span per request when traces are on; off, Django leaves it out of the chain (its module says how).
-    "tokenway.web_traces.WebTraceMiddleware",
+    "foundation.web_traces.WebTraceMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -164,9 +164,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["tokenway.api_parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["foundation.api_parsers.LimitedJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "tokenway.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "foundation.api_errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": None,
@@ -182,7 +182,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "tokenway.api_schema.add_error_responses",
+        "foundation.api_schema.add_error_responses",
     ],
 }
 

@@ -14,8 +14,8 @@ import os
 
 from contracts.redis_keys import STATE_MARKER
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
+from foundation.redis_client import get_redis
 from publishing.everything import gateway_state_publish
-from tokenway.redis_client import get_redis
 
 logger = logging.getLogger(__name__)
 

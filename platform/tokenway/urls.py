@@ -35,6 +35,6 @@ urlpatterns = [
     path("", include("frontend.urls")),
 ]
 
-handler400 = "tokenway.api_errors.handler400"
-handler404 = "tokenway.api_errors.handler404"
-handler500 = "tokenway.api_errors.handler500"
+handler400 = "foundation.api_errors.handler400"
+handler404 = "foundation.api_errors.handler404"
+handler500 = "foundation.api_errors.handler500"

@@ -14,13 +14,13 @@ from apikeys.services import api_key_revoke
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, StatsSnapshot
 from evaluation.services.snapshot import snapshot_publish
+from foundation.redis_client import get_redis
 from outbox.models import OutboxRow, Topic
 from publishing.catalog_snapshot import publish_catalog
 from publishing.drain import outbox_drain
 from publishing.keys import publish_all_keys
 from tenants.services import tenant_update
 from tests.factories import TenantFactory, issue_key
-from tokenway.redis_client import get_redis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from foundation.health import Component, ComponentStatus
+from foundation.health_background import BackgroundChecks
 from tests.waiting import wait_until
-from tokenway.health import Component, ComponentStatus
-from tokenway.health_background import BackgroundChecks
 
 
 class Gate:

@@ -13,9 +13,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from contracts import redis_keys
 from contracts.metrics_access import metrics_allowed
 from evaluation.models import ProbeResult
+from foundation.task_metrics import count_outcome
 from metering.lag import usage_stream_lag
 from metering.models import MeterEvent, MeterStatus
-from tokenway.task_metrics import count_outcome
 
 pytestmark = pytest.mark.django_db
 
@@ -138,7 +138,7 @@ def test_a_worker_serves_its_own_page_on_its_loopback_port(monkeypatch, redis_cl
     import requests
 
     from devtools.ports import free_port
-    from tokenway.task_metrics import serve_process_metrics
+    from foundation.task_metrics import serve_process_metrics
 
     port = free_port()
     monkeypatch.setenv("TOKENWAY_METRICS_PORT", str(port))

@@ -17,13 +17,13 @@ from catalog.services import catalog_apply
 from contracts import redis_keys
 from contracts.catalog_file import parse_catalog
 from devtools.ports import free_port
+from foundation.redis_client import get_redis
 from outbox.models import OutboxRow, Topic
 from publishing.drain import outbox_drain, outbox_prune
 from publishing.tasks import outbox_drain_task
 from tenants.services import tenant_update
 from tests.conftest import FIXTURES
 from tests.factories import issue_key
-from tokenway.redis_client import get_redis
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 

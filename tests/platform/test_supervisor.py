@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from devtools.supervisor import Child, Supervisor
+from foundation.env import read_stack_env
 from tests.waiting import wait_until
-from tokenway.env import read_stack_env
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 CRASHER = [sys.executable, "-c", "raise SystemExit(3)"]

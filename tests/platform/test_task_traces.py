@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 from celery.contrib.testing.worker import start_worker
 
+from foundation import task_traces
 from metering.tasks import usage_ingest_task
 from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to_receiver
 from tests.waiting import poll_until
-from tokenway import task_traces
 from tokenway.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -20,10 +20,10 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client
 from django.urls import path
 
+from foundation import web_traces
 from tests.factories import issue_key
 from tests.routing.otlp_receiver import OtlpReceiver, ReceivedSpan, exporting_to_receiver
 from tests.waiting import poll_until
-from tokenway import web_traces
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,9 +19,9 @@ from typing import Any
 import redis
 
 from contracts import redis_keys as rk
+from foundation.env import read_stack_env
 from tests.deployed.conftest import Stack
 from tests.waiting import wait_until
-from tokenway.env import read_stack_env
 
 POLL_S = 0.1
 

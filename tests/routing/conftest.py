@@ -48,8 +48,8 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
 def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
     import os
 
+    from foundation.redis_client import client_for, cluster_mode
     from routing.app import make_gateway_app
-    from tokenway.redis_client import client_for, cluster_mode
 
     url = os.environ["REDIS_URL"]  # a node of a Redis Cluster in the cluster pass (make test-cluster)
     client = client_for(url, cluster=cluster_mode(url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")), timeout_s=None)

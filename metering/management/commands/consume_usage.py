@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from foundation.redis_client import get_redis
+from foundation.task_metrics import serve_process_metrics
 from metering.consumer import UsageConsumer, consumer_name
-from tokenway.redis_client import get_redis
-from tokenway.task_metrics import serve_process_metrics
 
 
 class Command(BaseCommand):

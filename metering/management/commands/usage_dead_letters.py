@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from foundation.redis_client import get_redis
 from metering.dead_letters import (
     DeadLetter,
     dead_letter_repair,
@@ -24,7 +25,6 @@ from metering.dead_letters import (
     dead_letters_waiting,
 )
 from metering.live import ingest_followup
-from tokenway.redis_client import get_redis
 
 PAYLOAD_PREVIEW_CHARS = 400  # enough to see the fields at fault; ``--full`` prints it whole
 

@@ -198,8 +198,8 @@ def usage_consumer(transactional_db, redis_client) -> Iterator[None]:
     """The metering consumer (what ``manage.py consume_usage`` runs) in a thread of this process."""
     from django.db import connection
 
+    from foundation.redis_client import get_redis
     from metering.consumer import UsageConsumer
-    from tokenway.redis_client import get_redis
 
     stop = threading.Event()
     failures: list[BaseException] = []

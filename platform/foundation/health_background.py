@@ -1,7 +1,7 @@
 """Health checks run in the background, so that answering ``/healthz`` reads memory only.
 
-Each component (``tokenway.health.COMPONENTS``) is checked on a daemon thread of its own, every
-``interval_s``: a stalled database (a frozen server, a lost connection, a saturated host) holds up its own
+Each component (the project lists them: ``tokenway.health.COMPONENTS``) is checked on a daemon thread of
+its own, every ``interval_s``: a stalled database (a frozen server, a lost connection, a saturated host) holds up its own
 thread and nothing else, and never the event loop serving requests. A reading older than its
 interval plus ``CHECK_DEADLINE_S`` means the check is hanging: the component is reported down
 (``"error": "check_timeout"``) until it returns.
@@ -16,8 +16,8 @@ from typing import Any
 
 from django.db import connections
 
-from tokenway.env import env_float
-from tokenway.health import COMPONENTS, Component, ComponentStatus
+from foundation.env import env_float
+from foundation.health import Component, ComponentStatus
 
 # A check that has not come back this long after it was due is down: a load balancer's own health
 # check timeout is typically 2-5 s, and a healthy database or Redis answers in milliseconds.
@@ -32,8 +32,8 @@ class Reading:
 
 
 class BackgroundChecks:
-    def __init__(self, components: list[Component] | None = None, *, deadline_s: float = CHECK_DEADLINE_S) -> None:
-        self.components = components if components is not None else COMPONENTS
+    def __init__(self, components: list[Component], *, deadline_s: float = CHECK_DEADLINE_S) -> None:
+        self.components = components
         self.deadline_s = deadline_s
         self._readings: dict[str, Reading] = {}
         self._stop = threading.Event()
@@ -92,6 +92,3 @@ class BackgroundChecks:
         if age > component.interval_s + self.deadline_s:
             return ComponentStatus(False, {**detail, "error": "check_timeout"})
         return ComponentStatus(status.ok, detail)
-
-
-CHECKS = BackgroundChecks()  # one per web process, started by its ASGI lifespan (tokenway.asgi)

@@ -11,7 +11,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from tokenway.api_parsers import PayloadTooLarge
+from foundation.api_parsers import PayloadTooLarge
 
 _CODES = {
     exceptions.ParseError: "invalid_json",

@@ -1,5 +1,7 @@
 """Celery task outcomes, counted in Redis so every worker's figures (prefork children included) reach
-``/metrics`` wherever it is scraped; and each worker's own ``/metrics`` port when one is configured."""
+``/metrics`` wherever it is scraped; and each worker's own ``/metrics`` port when one is configured.
+
+Connected to the worker's signals by the Celery app (tokenway.celery)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,9 @@ import os
 from typing import Any
 
 import redis
-from celery.signals import task_postrun, worker_ready
 
-from tokenway.redis_client import get_redis
+from foundation.process_page import process_page
+from foundation.redis_client import get_redis
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ def task_outcomes(client: redis.Redis) -> dict[tuple[str, str], int]:
     return out
 
 
-def _on_postrun(sender: Any = None, state: str | None = None, **_: Any) -> None:
+def on_task_postrun(sender: Any = None, state: str | None = None, **_: Any) -> None:
     name = getattr(sender, "name", None) or "unknown"
     count_outcome(str(name), (state or "UNKNOWN").lower())
 
@@ -45,15 +47,9 @@ def serve_process_metrics(**_: Any) -> Any:
         return None
     from prometheus_client import start_http_server
 
-    from tokenway.metrics import PAGE
-
     try:
-        server, _thread = start_http_server(int(port), addr="127.0.0.1", registry=PAGE)
+        server, _thread = start_http_server(int(port), addr="127.0.0.1", registry=process_page())
     except OSError as exc:
         log.warning("metrics port %s not served: %s", port, exc)
         return None
     return server
-
-
-task_postrun.connect(_on_postrun, weak=False)
-worker_ready.connect(serve_process_metrics, weak=False)

@@ -1,6 +1,6 @@
 """Optional traces of worker tasks (contracts.tracing): one consumer span per task run, named after
 the task, with its id, queue, retries and final state; log lines written while it runs carry its trace
-id. Connected to Celery's signals; the provider is made when the worker starts and only if an OTLP
+id. Connected to Celery's signals by the Celery app (tokenway.celery); the provider is made when the worker starts and only if an OTLP
 endpoint is configured, so a worker without one does nothing more per task than a dict lookup.
 
 Prefork children inherit the provider: the SDK's batch processor restarts its export thread after
@@ -10,8 +10,6 @@ a fork.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_shutdown, worker_shutdown
 
 from contracts.tracing import ProcessTracer, TraceSettings
 
@@ -35,7 +33,7 @@ def traces_shutdown() -> None:
     TRACES.shutdown()
 
 
-def _started(task_id: str | None = None, task: Any = None, **_: Any) -> None:
+def on_task_prerun(task_id: str | None = None, task: Any = None, **_: Any) -> None:
     tracer = TRACES.current
     if tracer is None or task_id is None:
         return
@@ -51,7 +49,7 @@ def _started(task_id: str | None = None, task: Any = None, **_: Any) -> None:
     RUNNING[task_id] = (span, context.attach(trace.set_span_in_context(span)))
 
 
-def _ended(task_id: str | None = None, state: str | None = None, **_: Any) -> None:
+def on_task_postrun(task_id: str | None = None, state: str | None = None, **_: Any) -> None:
     entry = RUNNING.pop(task_id or "", None)
     if entry is None:
         return
@@ -66,16 +64,9 @@ def _ended(task_id: str | None = None, state: str | None = None, **_: Any) -> No
     span.end()
 
 
-def _on_worker_init(**_: Any) -> None:
+def on_worker_init(**_: Any) -> None:
     traces_install()
 
 
-def _on_worker_stop(**_: Any) -> None:
+def on_worker_stop(**_: Any) -> None:
     traces_shutdown()
-
-
-worker_init.connect(_on_worker_init, weak=False)
-worker_shutdown.connect(_on_worker_stop, weak=False)
-worker_process_shutdown.connect(_on_worker_stop, weak=False)
-task_prerun.connect(_started, weak=False)
-task_postrun.connect(_ended, weak=False)

@@ -1,4 +1,6 @@
-"""Each Celery worker writes a short-lived heartbeat key so /healthz can list live workers."""
+"""Each Celery worker writes a short-lived heartbeat key so /healthz and /metrics can count live workers.
+
+Connected to the worker's signals by the Celery app (tokenway.celery)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ import threading
 from typing import Any
 
 import redis
-from celery.signals import worker_ready, worker_shutdown
 
-from tokenway.health import WORKER_HEARTBEAT_PREFIX
-from tokenway.redis_client import get_redis
+from foundation.redis_client import get_redis
 
+WORKER_HEARTBEAT_PREFIX = "tw:worker:heartbeat:"
 HEARTBEAT_EVERY_S = 10  # /healthz treats a worker as gone after HEARTBEAT_TTL_S without one
 HEARTBEAT_TTL_S = 30
 
@@ -42,5 +43,5 @@ def stop_heartbeat(**_: Any) -> None:
     _stop.set()
 
 
-worker_ready.connect(start_heartbeat, weak=False)
-worker_shutdown.connect(stop_heartbeat, weak=False)
+def workers_alive(client: redis.Redis) -> int:
+    return sum(1 for _ in client.scan_iter(f"{WORKER_HEARTBEAT_PREFIX}*"))

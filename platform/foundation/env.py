@@ -1,6 +1,6 @@
 """The platform's environment helpers: the typed readers live in contracts.env (shared with the gateway).
 
-Re-exported here for the modules that import them from ``tokenway.env``; ``read_stack_env`` is the
+Re-exported here for the modules that import them from ``foundation.env``; ``read_stack_env`` is the
 platform's own (the file ``make run`` writes).
 """
 
