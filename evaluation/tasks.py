@@ -16,7 +16,7 @@ from celery.signals import worker_shutting_down
 from evaluation import conf
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
 from evaluation.runner import Job, run_jobs
-from evaluation.services.dispatch import probes_dispatch, queue_for
+from evaluation.services.dispatch import PROBE_BATCH_TASK, probes_dispatch, queue_for
 from evaluation.services.refresh import stats_refresh
 from evaluation.services.results import probe_results_save
 from evaluation.services.retention import probe_results_prune
@@ -47,7 +47,7 @@ def _misrouted(task: Task[..., object], region: str) -> bool:
     return region != here or (routing_key is not None and routing_key != queue_for(region))
 
 
-@shared_task(name="evaluation.probe_batch", bind=True, ignore_result=False, acks_late=True)
+@shared_task(name=PROBE_BATCH_TASK, bind=True, ignore_result=False, acks_late=True)
 def probe_batch_task(
     self: Task[[str, list[list[Any]], int], dict[str, Any]], region: str, jobs: list[list[Any]], reroutes: int = 0
 ) -> dict[str, Any]:

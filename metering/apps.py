@@ -9,6 +9,10 @@ class MeteringConfig(AppConfig):
 
     def ready(self) -> None:
         from metering import checks  # noqa: F401  (registers the system check)
+        from metering.gateway_counters import COUNTERS
+        from publishing.money_counters import money_counters_plug
+
+        money_counters_plug(COUNTERS)  # publishing publishes the gateway's money counters through metering
 
         # ASGI servers and Celery workers do not run system checks: refuse here as well.
         if settings.IS_PRODUCTION and not settings.STRIPE_WEBHOOK_SECRET:

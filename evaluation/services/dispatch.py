@@ -6,6 +6,8 @@ import random
 import time
 from collections import defaultdict
 
+from celery import current_app
+
 from evaluation.models import ProbePolicy
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
 from evaluation.schedule import DISPATCH_PERIOD_S
@@ -14,6 +16,9 @@ from foundation.redis_client import get_redis
 
 # Jobs per Celery task: big enough that one event loop overlaps many probes, small enough to spread load.
 BATCH_SIZE = 25
+# Sent by name (evaluation.tasks registers it under this name), so this service does not import the tasks
+# module that calls it.
+PROBE_BATCH_TASK = "evaluation.probe_batch"
 
 
 def queue_for(region: str) -> str:
@@ -34,8 +39,6 @@ def probes_dispatch(
     *, now: float | None = None, rng: random.Random | None = None, spread_s: float = DISPATCH_PERIOD_S
 ) -> int:
     """Enqueue every due probe; returns how many. Safe to call concurrently (a lock makes one of them a no-op)."""
-    from evaluation.tasks import probe_batch_task
-
     client = get_redis()
     # Race: two beats (or a slow run overlapping the next) would both claim the same members; the lock serialises them.
     if not client.set(schedule.LOCK_KEY, "1", nx=True, ex=DISPATCH_PERIOD_S):
@@ -52,9 +55,11 @@ def probes_dispatch(
             for jobs in batches:
                 if spread_s > 0:
                     countdown = rng.uniform(0, spread_s)
-                    probe_batch_task.apply_async(args=(region, jobs), queue=queue_for(region), countdown=countdown)
+                    current_app.send_task(
+                        PROBE_BATCH_TASK, args=(region, jobs), queue=queue_for(region), countdown=countdown
+                    )
                 else:
-                    probe_batch_task.apply_async(args=(region, jobs), queue=queue_for(region))
+                    current_app.send_task(PROBE_BATCH_TASK, args=(region, jobs), queue=queue_for(region))
         return len(due)
     finally:
         client.delete(schedule.LOCK_KEY)

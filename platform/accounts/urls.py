@@ -4,13 +4,11 @@ from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
 from accounts import views
-from accounts.invitation_page import invitation_page
 
 T = "accounts/"
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path("invitations/<str:token>/", invitation_page, name="invitation"),
     path("login/", auth.LoginView.as_view(template_name=T + "login.html"), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
     path(

@@ -4,7 +4,8 @@ Run on commit of every change that wrote a row (outbox.services) and every few s
 (publishing.tasks), which retries what a Redis outage left pending. Rows are claimed with
 ``FOR UPDATE SKIP LOCKED``: two drains never publish the same row. What is published is the current state
 read from the database, so publishing a row again (a crash between Redis and the commit) is harmless; the
-one additive change, a balance adjustment, is applied once by its row id (publishing.balances).
+one additive change, a balance adjustment, is applied once by its row id (metering.gateway_counters,
+through publishing.money_counters).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from django.utils import timezone
 
 from apikeys.models import ApiKey
 from outbox.models import OutboxRow, Topic
-from publishing.balances import balance_adjust_once, balance_ensure, spend_counters_ensure
 from publishing.catalog_snapshot import publish_catalog
 from publishing.keys import publish_all_keys, publish_key, publish_tenant_keys
+from publishing.money_counters import money_counters
 from tenants.models import Tenant
 
 logger = logging.getLogger(__name__)
@@ -41,12 +42,12 @@ def _publish(row: OutboxRow) -> None:
             publish_key(api_key)
     elif row.tenant_id is not None and (tenant := Tenant.objects.filter(pk=row.tenant_id).first()):
         if row.topic == Topic.TENANT_KEYS:
-            spend_counters_ensure(tenant=tenant)  # a new spend limit counts what was spent before it
+            money_counters().spend_counters_ensure(tenant=tenant)  # a new spend limit counts what was spent before it
             publish_tenant_keys(tenant)
         elif row.topic == Topic.BALANCE_ENSURE:
-            balance_ensure(tenant=tenant)
+            money_counters().balance_ensure(tenant=tenant)
         elif row.topic == Topic.BALANCE_ADJUST:
-            balance_adjust_once(tenant=tenant, delta_micros=row.delta_micros, change_id=row.pk)
+            money_counters().balance_adjust_once(tenant=tenant, delta_micros=row.delta_micros, change_id=row.pk)
 
 
 def _same(row: OutboxRow) -> tuple[str, int | None, int | None] | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from publishing.balances import balances_ensure_all
 from publishing.catalog_snapshot import publish_catalog
 from publishing.keys import publish_all_keys
+from publishing.money_counters import balances_ensure_all
 
 
 @dataclass(frozen=True)

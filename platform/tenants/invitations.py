@@ -129,3 +129,10 @@ def invitation_accept(*, token: str, user: User) -> Membership:
 
 def tenant_for_invitation(invitation: Invitation) -> Tenant:
     return invitation.tenant
+
+
+def user_signup_by_invitation(*, token: str, email: str, name: str, password: str) -> Membership:
+    """Create the account and join in one transaction: a refused invitation leaves no account behind."""
+    with transaction.atomic():
+        user = User.objects.create_user(email=email, password=password, name=name)
+        return invitation_accept(token=token, user=user)

@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from tenants.invitation_page import invitation_page
 from tokenway.metrics import metrics_view
 from tokenway.views import favicon, healthz
 
@@ -30,6 +31,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include(api_v1)),
+    path("accounts/invitations/<str:token>/", invitation_page, name="invitation"),  # a tenant's page
     path("accounts/", include("accounts.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("frontend.urls")),

@@ -65,3 +65,34 @@ def test_a_cycle_between_platform_apps_breaks_the_build(tmp_path):
     assert "tenants.services -> publishing.keys (l.1)" in result.stdout
     assert "credentials.services -> apikeys.models (l.1)" in result.stdout
     assert broken(result.stdout) == 1
+
+
+def test_an_app_importing_the_project_package_or_a_platform_app_importing_a_domain_breaks_the_build(tmp_path):
+    empty_packages(tmp_path)
+    (tmp_path / "tokenway" / "urls.py").write_text("import metering.views\nimport tenants.invitation_page\n")
+    (tmp_path / "metering" / "views.py").write_text("import foundation.api_errors\nimport publishing.drain\n")
+    (tmp_path / "tenants" / "invitation_page.py").write_text("import accounts.forms\n")
+    (tmp_path / "accounts" / "forms.py").write_text("")
+    (tmp_path / "foundation" / "api_errors.py").write_text("")
+    (tmp_path / "publishing" / "drain.py").write_text("")
+    (tmp_path / "devtools" / "devstack.py").write_text("import tokenway.urls\n")  # an entry point: allowed
+    result = lint(tmp_path, str(tmp_path))
+    assert result.returncode == 0, result.stdout[-2000:]  # the root imports apps, apps import downwards
+    (tmp_path / "metering" / "tasks.py").write_text("import tokenway.metrics\n")  # an app reaching the root
+    (tmp_path / "tokenway" / "metrics.py").write_text("")
+    (tmp_path / "publishing" / "balances.py").write_text("import metering.services\n")  # a platform app, a domain
+    (tmp_path / "metering" / "services.py").write_text("")
+    (tmp_path / "accounts" / "services.py").write_text("import tenants.models\n")  # the accounts <-> tenants cycle
+    (tmp_path / "tenants" / "models.py").write_text("")
+    (tmp_path / "foundation" / "health.py").write_text("import metering.services\n")  # the base reaching up
+    result = lint(tmp_path, str(tmp_path))
+    assert result.returncode == 1
+    for line in (
+        "metering.tasks -> tokenway.metrics (l.1)",
+        "publishing.balances -> metering.services (l.1)",
+        "accounts.services -> tenants.models (l.1)",
+        "foundation.health -> metering.services (l.1)",
+    ):
+        assert line in result.stdout
+    assert "devtools.devstack ->" not in result.stdout
+    assert broken(result.stdout) == 3  # the layers, the project package, foundation's own

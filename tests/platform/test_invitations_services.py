@@ -9,9 +9,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from accounts.services import user_signup_by_invitation
 from foundation.api_errors import ApiError
-from tenants.invitations import invitation_accept, invitation_create, invitation_revoke, invitation_state, token_hash
+from tenants.invitations import (
+    invitation_accept,
+    invitation_create,
+    invitation_revoke,
+    invitation_state,
+    token_hash,
+    user_signup_by_invitation,
+)
 from tenants.models import Invitation, Membership
 
 pytestmark = pytest.mark.django_db

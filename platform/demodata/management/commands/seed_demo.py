@@ -1,4 +1,5 @@
-"""``python manage.py seed_demo``: demo tenant, users and API key (idempotent), then publish snapshots."""
+"""``python manage.py seed_demo``: demo tenant, users and API key (idempotent), then publish snapshots.
+Its credit is metering's to give: ``python manage.py demo_credit`` (``make run`` runs both)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from demodata.seed import DEMO_EMAIL, DEMO_TENANT_SLUG, demo_key_path, seed_demo
-from metering.services import demo_credit_ensure
 from publishing.everything import gateway_state_publish
 
 
@@ -16,7 +16,6 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         seed = seed_demo()
-        demo_credit_ensure(seed.tenant)
         gateway_state_publish()
         state = "issued a new" if seed.key_created else "kept the existing"
         self.stdout.write(

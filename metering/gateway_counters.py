@@ -1,4 +1,5 @@
-"""The gateway's spendable-balance and month spend counters, from metering's ledger.
+"""The gateway's spendable-balance and month spend counters, from metering's ledger. Publishing calls them
+(its outbox rows, startup) through ``publishing.money_counters``, where metering.apps plugs ``COUNTERS`` in.
 
 Initialising is idempotent by itself (SET NX). A credit-limit change moves the counter by its difference
 (INCRBY: a SET from the ledger would lose the holds and charges not yet ingested), which is not: the
@@ -54,9 +55,12 @@ def balance_adjust_once(*, tenant: Tenant, delta_micros: int, change_id: int) ->
     return int(moved) == 1
 
 
-def balances_ensure_all() -> int:
-    """Every tenant's counters, where Redis lost them (restart without persistence, first start)."""
-    tenants = list(Tenant.objects.all())
-    for tenant in tenants:
-        balance_ensure(tenant=tenant)
-    return len(tenants)
+class GatewayCounters:
+    """``publishing.money_counters.MoneyCounters``, by metering."""
+
+    balance_ensure = staticmethod(balance_ensure)
+    spend_counters_ensure = staticmethod(spend_counters_ensure)
+    balance_adjust_once = staticmethod(balance_adjust_once)
+
+
+COUNTERS = GatewayCounters()

@@ -1,4 +1,5 @@
-"""The page an invitation link opens (``/accounts/invitations/<token>/``).
+"""The page an invitation link opens (``/accounts/invitations/<token>/``, routed by tokenway.urls beside the
+account pages: the page is the tenant's, the accounts app knows nothing of tenants).
 
 Signed in with the invited address -> a button joins; signed in as someone else -> says so;
 signed out -> sign-up with the address filled in, or sign-in when that account exists. Unknown,
@@ -19,9 +20,8 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.invitation_forms import InvitationLoginForm, InvitationSignupForm
 from accounts.selectors import user_exists
-from accounts.services import user_signup_by_invitation
 from foundation.api_errors import ApiError
-from tenants.invitations import INVITATION_TTL, invitation_accept, invitation_state
+from tenants.invitations import INVITATION_TTL, invitation_accept, invitation_state, user_signup_by_invitation
 from tenants.models import Invitation, Membership
 from tenants.selectors import invitation_by_token, memberships_of
 
