@@ -241,9 +241,12 @@ def addresses(host: str, port: int, resolve: Resolve = system_resolve) -> list[I
 
 
 def validate_public_url(
-    url: str, *, allow_loopback: bool = False, allowed_ports: Iterable[int] | None = None,
+    url: str,
+    *,
+    allow_loopback: bool = False,
+    allowed_ports: Iterable[int] | None = None,
     resolve: Resolve = system_resolve,
-) -> str:  # fmt: skip
+) -> str:
     """Return the URL unchanged when it is safe to call; raise UnsafeUrl otherwise."""
     host, port = checked_parts(url, allowed_ports=allowed_ports)
     reason = name_refusal(host, allow_loopback=allow_loopback)

@@ -216,8 +216,11 @@ class UsageConsumer:
 def _unknown_tenants(parsed: list[Parsed], result: IngestResult) -> list[Unbookable]:
     """Events of a tenant PostgreSQL does not know: set aside, not dropped (a repair names the tenant)."""
     refused = dict(result.rejected)
-    return [Unbookable(entry_id, payload, refused[event.request_id])
-            for entry_id, payload, event in parsed if event.request_id in refused]  # fmt: skip
+    return [
+        Unbookable(entry_id, payload, refused[event.request_id])
+        for entry_id, payload, event in parsed
+        if event.request_id in refused
+    ]
 
 
 def _merged(first: IngestResult, second: IngestResult) -> IngestResult:

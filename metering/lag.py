@@ -50,10 +50,14 @@ def usage_stream_lag(
     client: redis.Redis, stream: str = redis_keys.USAGE_STREAM, group_name: str = redis_keys.USAGE_GROUP
 ) -> StreamLag:
     length = int(client.xlen(stream))
-    group = next(
-        (g for g in client.xinfo_groups(stream) if g["name"] in (group_name, group_name.encode())),
-        None,
-    ) if length or client.exists(stream) else None  # fmt: skip
+    group = (
+        next(
+            (g for g in client.xinfo_groups(stream) if g["name"] in (group_name, group_name.encode())),
+            None,
+        )
+        if length or client.exists(stream)
+        else None
+    )
     if group is None:
         return StreamLag(length, length, 0, 0.0)
     now_ms = int(time.time() * 1000)

@@ -85,8 +85,12 @@ def test_one_event_delivered_on_two_connections_at_once_is_billed_once(tenant):
 
 
 def test_one_journal_key_posted_on_two_connections_in_different_months_is_posted_once(tenant):
-    spec = JournalSpec("topup:pi_race", "credit_stripe", tenant.pk,
-                       [((tenant.pk, AccountKind.AVAILABLE), 5_000), ((None, AccountKind.STRIPE_CLEARING), -5_000)])  # fmt: skip
+    spec = JournalSpec(
+        "topup:pi_race",
+        "credit_stripe",
+        tenant.pk,
+        [((tenant.pk, AccountKind.AVAILABLE), 5_000), ((None, AccountKind.STRIPE_CLEARING), -5_000)],
+    )
     now = timezone.now()
 
     def post(at: Any) -> list[JournalSpec]:
