@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
 
-from contracts.redis_keys import USAGE_GROUP, usage_shard_count, usage_streams
+from contracts.redis_keys import USAGE_GROUP, usage_shard_count_from_env, usage_streams
 from contracts.usage import UsageEvent
 from metering.crash import crash_point
 from metering.dead_letters import DEAD_LETTER_STREAM, UNBOOKABLE, Unbookable, dead_letters_add, error_text
@@ -64,7 +64,7 @@ def consumer_name() -> str:
 
 def configured_streams() -> list[str]:
     """The shard streams this deployment has (TOKENWAY_USAGE_SHARDS, as the gateways read it)."""
-    return usage_streams(usage_shard_count(os.environ))
+    return usage_streams(usage_shard_count_from_env())
 
 
 def group_ensure(client: redis.Redis, streams: list[str] | None = None) -> None:
