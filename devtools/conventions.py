@@ -133,17 +133,21 @@ def _zero(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value == 0
 
 
-def _visit(root: Path, path: Path) -> _Visitor:
+def _uses(root: Path, path: Path, needles: tuple[str, ...]) -> list[tuple[int, str, str]]:
+    """What the module uses, parsed only when its text names one of ``needles`` (most files do not)."""
+    text = path.read_text(encoding="utf-8")
+    if not any(needle in text for needle in needles):
+        return []
     relative = path.relative_to(root).as_posix()
     visitor = _Visitor(relative)
-    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=relative))
-    return visitor
+    visitor.visit(ast.parse(text, filename=relative))
+    return visitor.uses
 
 
 def fixed_sleeps(root: Path) -> list[Finding]:
     found = []
     for path in python_files(root, TESTS):
-        for line, place, name in _visit(root, path).uses:
+        for line, place, name in _uses(root, path, ("sleep",)):
             if name.endswith("()"):
                 found.append(Finding(place.split("::")[0], line, place, f"fixed {name[:-2]}"))
     return found
@@ -156,7 +160,7 @@ def env_reads(root: Path) -> list[Finding]:
         if relative in ENV_READERS or path.name in ENTRY_POINTS:
             continue
         seen = set()
-        for line, place, name in _visit(root, path).uses:
+        for line, place, name in _uses(root, path, ("environ", "getenv")):
             if name in ENV_NAMES and (line, name) not in seen:
                 seen.add((line, name))
                 found.append(Finding(relative, line, place, f"direct read of {name}"))
