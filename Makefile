@@ -65,6 +65,7 @@ lint: install
 	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 	@$(VENV)/bin/lint-imports --no-cache > /dev/null || $(VENV)/bin/lint-imports --no-cache
 	@$(PY) manage.py makemigrations --check --dry-run > /dev/null 2>&1 || $(PY) manage.py makemigrations --check --dry-run
+	@$(PY) -m devtools.conventions > /dev/null
 
 typecheck: install
 	@$(VENV)/bin/mypy .

@@ -167,9 +167,12 @@ def main(argv: list[str] | None = None) -> int:
             "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}",
         }
         tenant = Tenant.objects.create(
-            slug="bench", name="Bench", billing_mode="postpaid", credit_limit_micros=10**12,
+            slug="bench",
+            name="Bench",
+            billing_mode="postpaid",
+            credit_limit_micros=10**12,
             stripe_customer_id="cus_bench",
-        )  # fmt: skip
+        )
         latency = bench_latency(tenant.pk, args.rate, args.duration, env, base)
         ingest_rate = bench_ingestion(tenant.pk, args.ingest_events)
     finally:
@@ -177,16 +180,22 @@ def main(argv: list[str] | None = None) -> int:
         emulator.wait(timeout=10)
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
-    print(f"\nbilling bench, SYNTHETIC events (no gateway; see bench.billing_e2e_bench): {args.rate} req/s target for {args.duration:.0f}s ({latency['sent']} requests, "
-          f"{latency['rate']:.0f} req/s sent), {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"\nbilling bench, SYNTHETIC events (no gateway; see bench.billing_e2e_bench): {args.rate} req/s target for {args.duration:.0f}s ({latency['sent']} requests, "
+        f"{latency['rate']:.0f} req/s sent), {os.cpu_count()} cores"
+    )
     print(f"{'metric':<48}{'p50':>10}{'p99':>10}{'max':>10}")
-    for name, values in (("request end -> ledger + balance (ms)", latency["ledger"]),
-                         ("request end -> accepted by meter emulator (ms)", latency["meter"])):  # fmt: skip
+    for name, values in (
+        ("request end -> ledger + balance (ms)", latency["ledger"]),
+        ("request end -> accepted by meter emulator (ms)", latency["meter"]),
+    ):
         print(f"{name:<48}{_pct(values, 50):>10.0f}{_pct(values, 99):>10.0f}{max(values or [0]):>10.0f}")
     print(f"{'ingestion, one consumer process (events/s)':<48}{ingest_rate:>10.0f}")
     print(f"{'requests ingested / accepted by meter':<48}{len(latency['ledger']):>10}{len(latency['meter']):>10}")
-    print("reproduce: python -m devtools.devstack test -- python -m bench.billing_bench "
-          f"--duration {args.duration:.0f} --rate {args.rate}")  # fmt: skip
+    print(
+        "reproduce: python -m devtools.devstack test -- python -m bench.billing_bench "
+        f"--duration {args.duration:.0f} --rate {args.rate}"
+    )
     return 0 if len(latency["ledger"]) == latency["sent"] == len(latency["meter"]) else 1
 
 

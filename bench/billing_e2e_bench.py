@@ -206,8 +206,13 @@ def _tenant_and_key(sim_url: str) -> str:
 
     apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=sim_url)
     publish_catalog()
-    tenant = Tenant.objects.create(slug="bench-e2e", name="Bench", billing_mode="postpaid",
-                                   credit_limit_micros=10**12, stripe_customer_id="cus_bench_e2e")  # fmt: skip
+    tenant = Tenant.objects.create(
+        slug="bench-e2e",
+        name="Bench",
+        billing_mode="postpaid",
+        credit_limit_micros=10**12,
+        stripe_customer_id="cus_bench_e2e",
+    )
     tenant_available_ensure(tenant=tenant)
     return issue_key(tenant)[1]
 
@@ -284,12 +289,14 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
     ledger, meter = result["ledger"], result["meter"]
     ok = len(load.ended)
     started = load.sent / load.start_window if load.start_window else float("nan")
-    print(f"\nBilling latency end to end through the gateway ({args.rate:.0f} req/s target for {args.duration:.0f} s: "
-          f"{load.sent} requests started over {load.start_window:.1f} s = {started:.0f} req/s, {ok} answered 200, "
-          f"all answered after {result['elapsed']:.1f} s; answer time p50 {_pct(load.latency, 50) * 1000:.0f} ms, "
-          f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; simulator time scale {args.time_scale:g}; "
-          f"gateway workers: {args.gateway_workers}; {os.cpu_count()} cores shared by the gateway, simulator, "
-          f"consumer, meter pusher, PostgreSQL, Redis and this client)\n")  # fmt: skip
+    print(
+        f"\nBilling latency end to end through the gateway ({args.rate:.0f} req/s target for {args.duration:.0f} s: "
+        f"{load.sent} requests started over {load.start_window:.1f} s = {started:.0f} req/s, {ok} answered 200, "
+        f"all answered after {result['elapsed']:.1f} s; answer time p50 {_pct(load.latency, 50) * 1000:.0f} ms, "
+        f"p99 {_pct(load.latency, 99) * 1000:.0f} ms; simulator time scale {args.time_scale:g}; "
+        f"gateway workers: {args.gateway_workers}; {os.cpu_count()} cores shared by the gateway, simulator, "
+        f"consumer, meter pusher, PostgreSQL, Redis and this client)\n"
+    )
     print("| from request end (client has the whole answer) to | p50 | p90 | p99 | max | n | target p99 |")
     print("|---|---|---|---|---|---|---|")
     for name, values, target in (
@@ -304,8 +311,10 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> bool:
         f"{name} {seconds * 1000 / max(load.sent, 1):.2f}" for name, seconds in result["cpu"].items()
     )
     print(f"CPU ms per request started, during the measured run: {per_request}")
-    print(f"reproduce: python -m devtools.devstack test -- python -m bench.billing_e2e_bench --rate {args.rate:.0f} "
-          f"--duration {args.duration:.0f}")  # fmt: skip
+    print(
+        f"reproduce: python -m devtools.devstack test -- python -m bench.billing_e2e_bench --rate {args.rate:.0f} "
+        f"--duration {args.duration:.0f}"
+    )
     complete = len(ledger) == ok == len(meter) and ok == load.sent
     met = bool(ledger and meter) and _pct(ledger, 99) <= TARGET_LEDGER_P99_S and _pct(meter, 99) <= TARGET_METER_P99_S
     return complete and met
@@ -315,8 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--duration", type=float, default=60.0)
-    parser.add_argument("--time-scale", type=float, default=0.0,
-                        help="sim latency scale (0: the simulator answers at once; 0.005: ~10 ms answers)")  # fmt: skip
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=0.0,
+        help="sim latency scale (0: the simulator answers at once; 0.005: ~10 ms answers)",
+    )
     parser.add_argument("--poll-ms", type=int, default=50)
     parser.add_argument(
         "--gateway-workers", type=int, default=1, help="gateway processes (python -m routing --workers)"
@@ -332,8 +345,12 @@ def main(argv: list[str] | None = None) -> int:
 
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     workdir = Path(tempfile.mkdtemp(prefix="billing-e2e-"))
-    env = {**os.environ, "DATABASE_URL": _database_url(connection.settings_dict),
-           "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "TOKENWAY_DATA_DIR": str(workdir)}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(connection.settings_dict),
+        "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}",
+        "TOKENWAY_DATA_DIR": str(workdir),
+    }
     try:
         result = measure(args, workdir, env)
     finally:

@@ -140,17 +140,23 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"end states bench: {args.n} streams per state, gpt-4.1-mini on the simulated openai, time scale {args.time_scale}"
     )
-    print(f"{'end state':<18}{'n':>4}{'sim billed µ$':>15}{'booked µ$':>11}{'max |diff|':>11}{'charged µ$':>12}"
-          f"{'out relayed':>13}{'out booked':>12}{'out billed':>12}{'event lag p50/max ms':>22}")  # fmt: skip
+    print(
+        f"{'end state':<18}{'n':>4}{'sim billed µ$':>15}{'booked µ$':>11}{'max |diff|':>11}{'charged µ$':>12}"
+        f"{'out relayed':>13}{'out booked':>12}{'out billed':>12}{'event lag p50/max ms':>22}"
+    )
     for r in rows:
         assert r["seen"] == [r["state"]], r["seen"]
-        print(f"{r['state']:<18}{r['n']:>4}{r['billed']:>15}{r['booked']:>11}{r['max_diff']:>11}{r['charged']:>12}"
-              f"{r['out_relayed']:>13.1f}{r['out_booked']:>12.1f}{r['out_billed']:>12.1f}"
-              f"{r['lag_p50']:>13.0f}/{r['lag_max']:.0f}")  # fmt: skip
+        print(
+            f"{r['state']:<18}{r['n']:>4}{r['billed']:>15}{r['booked']:>11}{r['max_diff']:>11}{r['charged']:>12}"
+            f"{r['out_relayed']:>13.1f}{r['out_booked']:>12.1f}{r['out_billed']:>12.1f}"
+            f"{r['lag_p50']:>13.0f}/{r['lag_max']:.0f}"
+        )
     print("out relayed = content chunks the client received; out booked/billed = output tokens.")
     print("metering's ingestion is not on this path (its journal books the event's figures; see the tests).")
-    print("reproduce: python -m devtools.devstack test -- python -m bench.end_states_bench "
-          f"--n {args.n} --time-scale {args.time_scale}")  # fmt: skip
+    print(
+        "reproduce: python -m devtools.devstack test -- python -m bench.end_states_bench "
+        f"--n {args.n} --time-scale {args.time_scale}"
+    )
     return 0
 
 

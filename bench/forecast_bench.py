@@ -56,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         counts = [poisson(rng, shape(t, args.seconds)) for t in range(args.seconds)]
         for horizon in HORIZONS:
             e = forecast_error(counts, horizon_s=horizon)
-            print(f"| {name} | {horizon} s | {e.mean_actual:.1f} | {e.mae:.1f} | {e.relative:.0%} | "
-                  f"{e.mae_naive:.1f} | {mean_window_mae(counts, horizon):.1f} |")  # fmt: skip
+            print(
+                f"| {name} | {horizon} s | {e.mean_actual:.1f} | {e.mae:.1f} | {e.relative:.0%} | "
+                f"{e.mae_naive:.1f} | {mean_window_mae(counts, horizon):.1f} |"
+            )
     print("\nreproduce: .venv/bin/python -m bench.forecast_bench")
     return 0
 

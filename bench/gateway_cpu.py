@@ -127,16 +127,23 @@ def main(argv: list[str] | None = None) -> int:
     mock_port, port = free_port(), free_port()
     env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'platform'}", "REDIS_URL": redis_url}
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(tree), "status", "--short", "--", "routing", "contracts"],
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "-C", str(tree), "status", "--short", "--", "routing", "contracts"], capture_output=True, text=True
+    ).stdout.strip()
     label = commit.stdout.strip() + (" (+ uncommitted routing/contracts edits)" if dirty else "")
     results: list[dict[str, Any]] = []
     with started(["node", str(workdir / "mock.js"), str(mock_port)], env=env, cwd=workdir, log=workdir / "mock.log"):
         if not wait_port(mock_port, 10):
             print("gateway_cpu: mock upstream did not start")
             return 1
-        key = subprocess.run([sys.executable, "-c", PUBLISH, str(mock_port)], env=env, cwd=tree, check=True,
-                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+        key = subprocess.run(
+            [sys.executable, "-c", PUBLISH, str(mock_port)],
+            env=env,
+            cwd=tree,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         prof = workdir / "gateway.prof"
         launcher = (
             ["-m", "cProfile", "-o", str(prof), str(tree / "routing" / "__main__.py")]
@@ -157,20 +164,28 @@ def main(argv: list[str] | None = None) -> int:
                 result: dict[str, Any] = dict(wrk(url, script, args.seconds, args.connections))
                 c1 = cpu_s(gateway.pid)
                 requests = result["served"]
-                result.update(name=name, requests=requests, cpu_s=c1 - c0,
-                              us_per_req=(c1 - c0) * 1e6 / requests if requests else float("nan"))  # fmt: skip
+                result.update(
+                    name=name,
+                    requests=requests,
+                    cpu_s=c1 - c0,
+                    us_per_req=(c1 - c0) * 1e6 / requests if requests else float("nan"),
+                )
                 results.append(result)
                 print(f"  {json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in result.items()})}",
                       flush=True)  # fmt: skip
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\nGateway CPU per request at {label} (one uvicorn process, wrk c={args.connections}, {args.seconds} s "
-          f"after a 2 s warm-up, Node mock upstream, 1 offering, key without limits)\n")  # fmt: skip
+    print(
+        f"\nGateway CPU per request at {label} (one uvicorn process, wrk c={args.connections}, {args.seconds} s "
+        f"after a 2 s warm-up, Node mock upstream, 1 offering, key without limits)\n"
+    )
     print(
         "| request | requests | gateway CPU (s) | CPU / request (µs) | p50 (ms) | errors |\n|---|---|---|---|---|---|"
     )
     for r in results:
-        print(f"| {r['name']} | {r['requests']:,.0f} | {r['cpu_s']:.2f} | {r['us_per_req']:.0f} | {r['p50']:.1f} | "
-              f"{r['errors']:.0f} |")  # fmt: skip
+        print(
+            f"| {r['name']} | {r['requests']:,.0f} | {r['cpu_s']:.2f} | {r['us_per_req']:.0f} | {r['p50']:.1f} | "
+            f"{r['errors']:.0f} |"
+        )
     print(f"\nmachine load (1/5/15 min) at the end: {load}")
     print("reproduce: REDIS_URL=redis://127.0.0.1:6379/11 .venv/bin/python -m bench.gateway_cpu [--tree <checkout>]")
     if args.cprofile and prof.exists():

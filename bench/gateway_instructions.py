@@ -70,12 +70,22 @@ WAKE_FUNCTIONS = {
 }
 IDLE_SECONDS = (5, 25)  # the idle profile's two runs
 START_TIMEOUT_S = 300  # imports under valgrind take a while
-SHORT = {"model": "bench-model", "max_tokens": 64, "messages": [{"role": "user", "content": "Say something short about gateways."}]}  # fmt: skip
+SHORT = {
+    "model": "bench-model",
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "Say something short about gateways."}],
+}
 
 
 def bodies(prompt: str) -> dict[str, dict[str, Any]]:
-    realistic = {"model": "bench-model", "max_tokens": 256, "messages": [
-        {"role": "system", "content": prompt}, {"role": "user", "content": "Which rule covers module_42.py?"}]}  # fmt: skip
+    realistic = {
+        "model": "bench-model",
+        "max_tokens": 256,
+        "messages": [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": "Which rule covers module_42.py?"},
+        ],
+    }
     stream = {**SHORT, "stream": True, "stream_options": {"include_usage": True}}
     return {"short": SHORT, "realistic": realistic, "stream": stream}
 
@@ -100,9 +110,13 @@ async def drive(url: str, body: bytes, keys: list[str], count: int, concurrency:
 
 
 def instructions(
-    tree: Path, env: dict[str, str], url_body: tuple[bytes, list[str]], count: int, work: Path,
+    tree: Path,
+    env: dict[str, str],
+    url_body: tuple[bytes, list[str]],
+    count: int,
+    work: Path,
     concurrency: int = CONCURRENCY,
-) -> tuple[int, Path]:  # fmt: skip
+) -> tuple[int, Path]:
     """Total instructions of one gateway process that served ``count`` requests, and callgrind's output."""
     port = free_port()
     out = work / f"callgrind-{count}-{port}.out"
@@ -175,8 +189,9 @@ def idle(tree: Path, env: dict[str, str], work: Path) -> tuple[float, int, int]:
         out = work / f"callgrind-idle-{seconds}-{port}.out"
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "routing",
                    "--port", str(port)]  # fmt: skip
-        proc = subprocess.Popen(command, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            command, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
             if not wait_port(port, START_TIMEOUT_S):
                 raise RuntimeError("gateway did not start under valgrind")
@@ -205,8 +220,11 @@ def paced(
     port = free_port()
     totals, outs, reads = [], [], []
     for chunks in PACED_CHUNKS:
-        mock = subprocess.Popen(["node", str(work / "paced.js"), str(port), str(PACED_INTERVAL_MS), str(chunks)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
+        mock = subprocess.Popen(
+            ["node", str(work / "paced.js"), str(port), str(PACED_INTERVAL_MS), str(chunks)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         try:
             if not wait_port(port, 10):
                 raise RuntimeError("paced mock upstream did not start")
@@ -257,8 +275,12 @@ def main(argv: list[str] | None = None) -> int:
             print("gateway_instructions: mock upstream did not start")
             return 1
         keys, short_key = publish(redis_url, mock_port)
-        env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'platform'}", "REDIS_URL": redis_url,
-               "TOKENWAY_SPOOL_DIR": str(work / "spool")}  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{tree}:{tree / 'platform'}",
+            "REDIS_URL": redis_url,
+            "TOKENWAY_SPOOL_DIR": str(work / "spool"),
+        }
         all_bodies = bodies(long_prompt())
         for name in args.profile.split(","):
             if name == "idle":
@@ -276,11 +298,14 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, (many - few) / (MANY - FEW), few, many))
             print(f"  {name}: {rows[-1][1]:,.0f} instructions per request ({few:,} / {many:,})", flush=True)
     label = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(tree), "status", "--short", "--", "routing", "contracts"],
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
-    print(f"\nGateway instructions per request at {label.stdout.strip()}{' (+ uncommitted edits)' if dirty else ''} "
-          f"(callgrind; ({MANY} - {FEW} requests) difference, {CONCURRENCY} at a time; paced: {PACED_STREAMS} "
-          f"streams of {PACED_CHUNKS[0]} / {PACED_CHUNKS[1]} chunks, {PACED_CONCURRENCY} at a time)\n")  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "-C", str(tree), "status", "--short", "--", "routing", "contracts"], capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"\nGateway instructions per request at {label.stdout.strip()}{' (+ uncommitted edits)' if dirty else ''} "
+        f"(callgrind; ({MANY} - {FEW} requests) difference, {CONCURRENCY} at a time; paced: {PACED_STREAMS} "
+        f"streams of {PACED_CHUNKS[0]} / {PACED_CHUNKS[1]} chunks, {PACED_CONCURRENCY} at a time)\n"
+    )
     print("| request | instructions / request | first run | second run |\n|---|---|---|---|")
     for name, per, few, many in rows:
         print(f"| {name} | {per:,.0f} | {few:,} | {many:,} |")

@@ -195,6 +195,12 @@ def measure(target: Target, seconds: float, workdir: Path) -> None:
     c10 = wrk(target, plain, connections=10, seconds=seconds, workdir=workdir)
     streams = wrk(target, stream, connections=10, seconds=seconds, workdir=workdir)
     target.results.update(
-        rps_c50=c50["rps"], errors=c50["errors"] + streams["errors"], p50_c1=c1["p50"], p99_c1=c1["p99"],
-        p50_c10=c10["p50"], p99_c10=c10["p99"], streams_c10=streams["rps"], ttfb=ttfb_ms(target, TTFB_SAMPLES),
-    )  # fmt: skip
+        rps_c50=c50["rps"],
+        errors=c50["errors"] + streams["errors"],
+        p50_c1=c1["p50"],
+        p99_c1=c1["p99"],
+        p50_c10=c10["p50"],
+        p99_c10=c10["p99"],
+        streams_c10=streams["rps"],
+        ttfb=ttfb_ms(target, TTFB_SAMPLES),
+    )

@@ -35,11 +35,19 @@ def setup_tokenway_redis(mock_port: int) -> tuple[str, str]:
     url = os.environ["REDIS_URL"]
     client = redis.Redis.from_url(url)
     offering = OfferingSnapshot(
-        offering_id=1, model=MODEL, provider="mock", upstream_model=MODEL, dialect="openai",
-        base_url=f"http://127.0.0.1:{mock_port}/v1", usage_dialect="openai", cached_tokens_in_input=True,
-        prices=Prices(input=150_000, output=600_000, cache_read=75_000), context_window=128_000, max_output=4096,
+        offering_id=1,
+        model=MODEL,
+        provider="mock",
+        upstream_model=MODEL,
+        dialect="openai",
+        base_url=f"http://127.0.0.1:{mock_port}/v1",
+        usage_dialect="openai",
+        cached_tokens_in_input=True,
+        prices=Prices(input=150_000, output=600_000, cache_read=75_000),
+        context_window=128_000,
+        max_output=4096,
         parameters=("tools", "json_mode"),
-    )  # fmt: skip
+    )
     client.set(
         rk.CATALOG_SNAPSHOT, CatalogSnapshot(version=1, generated_at=time.time(), offerings=(offering,)).to_json()
     )

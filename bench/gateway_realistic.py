@@ -85,13 +85,21 @@ def publish(redis_url: str, mock_port: int) -> tuple[list[str], str]:
     for m in range(MODELS):
         for p in range(PROVIDERS):
             offering = OfferingSnapshot(
-                offering_id=len(offerings) + 1, model="bench-model" if m == 0 else f"bench-model-{m}",
-                provider=f"mock{p}", upstream_model="bench-model", dialect="openai",
-                base_url=f"http://127.0.0.1:{mock_port}/v1", usage_dialect="openai", cached_tokens_in_input=True,
+                offering_id=len(offerings) + 1,
+                model="bench-model" if m == 0 else f"bench-model-{m}",
+                provider=f"mock{p}",
+                upstream_model="bench-model",
+                dialect="openai",
+                base_url=f"http://127.0.0.1:{mock_port}/v1",
+                usage_dialect="openai",
+                cached_tokens_in_input=True,
                 prices=Prices(input=150_000 + 10_000 * p, output=600_000, cache_read=75_000),
-                context_window=128_000, max_output=4096, parameters=("tools", "json_mode"),
-                rpm=10_000_000, tpm=10_000_000_000,
-            )  # fmt: skip
+                context_window=128_000,
+                max_output=4096,
+                parameters=("tools", "json_mode"),
+                rpm=10_000_000,
+                tpm=10_000_000_000,
+            )
             offerings.append(offering)
     snapshot = CatalogSnapshot(version=1, generated_at=time.time(), offerings=tuple(offerings))
     client.set(rk.CATALOG_SNAPSHOT, snapshot.to_json())
@@ -104,9 +112,15 @@ def publish(redis_url: str, mock_port: int) -> tuple[list[str], str]:
         for k in range(KEYS_PER_TENANT):
             key = generate_key()
             record = KeyRecord(
-                key_id=tenant * 100 + k, tenant_id=tenant, tenant_slug=f"t{tenant}", name=f"k{k}", prefix=key[:12],
-                key_limits=limits, tenant_limits=limits, monthly_budget_micros=10**14,
-            )  # fmt: skip
+                key_id=tenant * 100 + k,
+                tenant_id=tenant,
+                tenant_slug=f"t{tenant}",
+                name=f"k{k}",
+                prefix=key[:12],
+                key_limits=limits,
+                tenant_limits=limits,
+                monthly_budget_micros=10**14,
+            )
             client.set(rk.key_record(hash_key(key, pepper)), record.to_json())
             keys.append(key)
     short = generate_key()
@@ -140,10 +154,13 @@ def run_profile(name: str, url: str, script: Path, seconds: float, gateway_pid: 
     g1, r1 = cpu_s(gateway_pid), cpu_s(redis_pid)
     requests = result["rps"] * seconds
     result.update(
-        name=name, warm_steps=steps, gateway_cores=(g1 - g0) / wall, redis_cores=(r1 - r0) / wall,
+        name=name,
+        warm_steps=steps,
+        gateway_cores=(g1 - g0) / wall,
+        redis_cores=(r1 - r0) / wall,
         gateway_us_per_req=(g1 - g0) * 1e6 / requests if requests else float("nan"),
         redis_us_per_req=(r1 - r0) * 1e6 / requests if requests else float("nan"),
-    )  # fmt: skip
+    )
     result["rps_per_core"] = result["rps"] / result["gateway_cores"] if result["gateway_cores"] else float("nan")
     return result
 
@@ -195,10 +212,19 @@ def main(argv: list[str] | None = None) -> int:
     (workdir / "mock.js").write_text(MOCK_JS)
     mock_port, port = free_port(), free_port()
     prompt = long_prompt()
-    realistic = {"model": "bench-model", "max_tokens": 256, "messages": [
-        {"role": "system", "content": prompt}, {"role": "user", "content": "Which rule covers module_42.py?"}]}  # fmt: skip
-    short = {"model": "bench-model", "max_tokens": 64,
-             "messages": [{"role": "user", "content": "Say something short about gateways."}]}  # fmt: skip
+    realistic = {
+        "model": "bench-model",
+        "max_tokens": 256,
+        "messages": [
+            {"role": "system", "content": prompt},
+            {"role": "user", "content": "Which rule covers module_42.py?"},
+        ],
+    }
+    short = {
+        "model": "bench-model",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "Say something short about gateways."}],
+    }
     results = []
     with (
         private_redis(workdir) as (redis_pid, redis_url),
@@ -219,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                 print("gateway_realistic: gateway did not start:", (workdir / "gateway.log").read_text()[-300:])
                 return 1
             url = f"http://127.0.0.1:{port}/v1/chat/completions"
-            for name, body, profile_keys in (("short (13 tokens, 1 key, no limits)", short, [short_key]),
-                                             ("realistic (32 KB, 100 limited keys, 52 offerings)", realistic, keys)):  # fmt: skip
+            for name, body, profile_keys in (
+                ("short (13 tokens, 1 key, no limits)", short, [short_key]),
+                ("realistic (32 KB, 100 limited keys, 52 offerings)", realistic, keys),
+            ):
                 body_path = workdir / f"body-{len(profile_keys)}.json"
                 body_path.write_text(json.dumps(body))
                 script = workdir / f"wrk-{len(profile_keys)}.lua"
@@ -231,8 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                 gateway.send_signal(signal.SIGINT)
                 gateway.wait(timeout=60)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"\nHot path at {_label(tree)}, non-streaming, c={CONNECTIONS} (gateway on core {GATEWAY_CORE}; wrk, Node mock, private Redis on "
-          f"core {LOAD_CORE}; {args.seconds:.0f} s per step after warm-up)\n")  # fmt: skip
+    print(
+        f"\nHot path at {_label(tree)}, non-streaming, c={CONNECTIONS} (gateway on core {GATEWAY_CORE}; wrk, Node mock, private Redis on "
+        f"core {LOAD_CORE}; {args.seconds:.0f} s per step after warm-up)\n"
+    )
     print(table(results, load))
     print("\nreproduce: .venv/bin/python -m bench.gateway_realistic")
     if args.cprofile and prof.exists():

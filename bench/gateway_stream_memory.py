@@ -56,8 +56,17 @@ def serve(port: int, dump: Path) -> None:
             pickle.dump((tracemalloc.take_snapshot(), counts), out)
 
     signal.signal(signal.SIGUSR1, on_signal)
-    uvicorn.run("routing.asgi:app", host="127.0.0.1", port=port, loop="uvloop", http="httptools", lifespan="on",
-                access_log=False, log_level="warning", log_config=None)  # fmt: skip
+    uvicorn.run(
+        "routing.asgi:app",
+        host="127.0.0.1",
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        access_log=False,
+        log_level="warning",
+        log_config=None,
+    )
 
 
 def stream_body(prompt_kb: int) -> dict[str, Any]:
@@ -133,8 +142,10 @@ def report(result: dict[str, Any], streams: int, top: int) -> None:
     filters = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen *>")]
     diff = snap1.filter_traces(filters).compare_to(snap0.filter_traces(filters), "lineno")
     heap = sum(d.size_diff for d in diff)
-    print(f"\n{result['served']} streams open; Python heap per stream {heap / streams / 1024:.1f} KB, "
-          f"RSS per stream {result['rss_kb']:.1f} KB\n")  # fmt: skip
+    print(
+        f"\n{result['served']} streams open; Python heap per stream {heap / streams / 1024:.1f} KB, "
+        f"RSS per stream {result['rss_kb']:.1f} KB\n"
+    )
     print("| allocated at | bytes per stream | blocks per stream |\n|---|---|---|")
     for d in sorted(diff, key=lambda d: -d.size_diff)[:top]:
         frame = d.traceback[0]
@@ -168,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     dump = work / "snapshot.pickle"
     with private_redis(work) as (_, redis_url), contextlib.ExitStack() as stack:
         mock_log = stack.enter_context((work / "mock.log").open("wb"))
-        node = subprocess.Popen(["node", str(work / "mock.js"), str(mock_port), str(INTERVAL_MS), str(CHUNKS)],
-                                stdout=mock_log, stderr=subprocess.STDOUT)  # fmt: skip
+        node = subprocess.Popen(
+            ["node", str(work / "mock.js"), str(mock_port), str(INTERVAL_MS), str(CHUNKS)],
+            stdout=mock_log,
+            stderr=subprocess.STDOUT,
+        )
         stack.callback(node.wait)
         stack.callback(node.terminate)
         if not wait_port(mock_port, 10):
@@ -177,11 +191,20 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         os.environ["REDIS_URL"] = redis_url
         key, _ = setup_tokenway_redis(mock_port)
-        env = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'platform'}", "REDIS_URL": redis_url,
-               "TOKENWAY_SPOOL_DIR": str(work / "spool")}  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{tree}:{tree / 'platform'}",
+            "REDIS_URL": redis_url,
+            "TOKENWAY_SPOOL_DIR": str(work / "spool"),
+        }
         gateway_log = stack.enter_context((work / "gateway.log").open("wb"))
-        gateway = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(dump)],
-                                   env=env, cwd=tree, stdout=gateway_log, stderr=subprocess.STDOUT)  # fmt: skip
+        gateway = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(port), str(dump)],
+            env=env,
+            cwd=tree,
+            stdout=gateway_log,
+            stderr=subprocess.STDOUT,
+        )
         stack.callback(gateway.wait)
         stack.callback(gateway.kill)  # a measuring process: no graceful drain of the held streams
         if not wait_port(port, 60):

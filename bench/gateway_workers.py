@@ -99,8 +99,14 @@ def measure(n: int, scripts: dict[str, Path], env: dict[str, str], seconds: int,
             wall = time.monotonic() - t0
             cores = (tree_cpu_s(gateway.pid) - c0) / wall
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-            result.update(workers=n, processes=workers_of(gateway.pid), name=name, cores=cores, load=load,
-                          per_core=result["rps"] / cores if cores else float("nan"))  # fmt: skip
+            result.update(
+                workers=n,
+                processes=workers_of(gateway.pid),
+                name=name,
+                cores=cores,
+                load=load,
+                per_core=result["rps"] / cores if cores else float("nan"),
+            )
             rows.append(result)
             print(f"  {json.dumps(result)}", flush=True)
     return rows
@@ -126,10 +132,14 @@ def table(rows: list[dict[str, Any]]) -> str:
         )
     lines.append("")
     for name in dict.fromkeys(r["name"] for r in rows):
-        means = {n: _mean([r["rps"] for r in rows if r["name"] == name and r["workers"] == n])
-                 for n in sorted({r["workers"] for r in rows})}  # fmt: skip
-        lines.append(f"{name}: mean req/s " + ", ".join(f"{n} worker(s) {v:,.0f} ({v / means[min(means)]:.2f}x)"
-                                                        for n, v in means.items()))  # fmt: skip
+        means = {
+            n: _mean([r["rps"] for r in rows if r["name"] == name and r["workers"] == n])
+            for n in sorted({r["workers"] for r in rows})
+        }
+        lines.append(
+            f"{name}: mean req/s "
+            + ", ".join(f"{n} worker(s) {v:,.0f} ({v / means[min(means)]:.2f}x)" for n, v in means.items())
+        )
     return "\n".join(lines)
 
 
@@ -144,11 +154,20 @@ def main(argv: list[str] | None = None) -> int:
     mock_port = free_port()
     prompt = long_prompt()
     bodies = {
-        "short": {"model": "bench-model", "max_tokens": 64,
-                  "messages": [{"role": "user", "content": "Say something short about gateways."}]},
-        "realistic": {"model": "bench-model", "max_tokens": 256, "messages": [
-            {"role": "system", "content": prompt}, {"role": "user", "content": "Which rule covers module_42.py?"}]},
-    }  # fmt: skip
+        "short": {
+            "model": "bench-model",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Say something short about gateways."}],
+        },
+        "realistic": {
+            "model": "bench-model",
+            "max_tokens": 256,
+            "messages": [
+                {"role": "system", "content": prompt},
+                {"role": "user", "content": "Which rule covers module_42.py?"},
+            ],
+        },
+    }
     rows: list[dict[str, Any]] = []
     with (
         private_redis(work) as (_, redis_url),
@@ -166,13 +185,19 @@ def main(argv: list[str] | None = None) -> int:
             scripts[name].write_text(
                 WRK_LUA.format(body=work / f"{name}.json", keys=", ".join(f'"{k}"' for k in profile_keys))
             )
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REDIS_URL": redis_url,
-               "TOKENWAY_SPOOL_DIR": str(work / "spool")}  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}",
+            "REDIS_URL": redis_url,
+            "TOKENWAY_SPOOL_DIR": str(work / "spool"),
+        }
         for n in (int(x) for x in args.workers.split(",")):
             rows += measure(n, scripts, env, args.seconds, work)
     rows.sort(key=lambda r: (list(bodies).index(r["name"]), r["workers"]))
-    print(f"\n`python -m routing --workers N` behind one port, {os.cpu_count()} cores, nothing pinned (wrk, Node mock "
-          f"and Redis share them), {args.seconds} s per step after {WARM_S} s warm-up\n")  # fmt: skip
+    print(
+        f"\n`python -m routing --workers N` behind one port, {os.cpu_count()} cores, nothing pinned (wrk, Node mock "
+        f"and Redis share them), {args.seconds} s per step after {WARM_S} s warm-up\n"
+    )
     print(table(rows))
     print("\nreproduce: .venv/bin/python -m bench.gateway_workers [--workers 1,2]")
     return 0

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from contracts.env import env_str
+
 PREFIX = "tw:"
 
 
@@ -56,6 +58,11 @@ def usage_shard_count(environ: Mapping[str, str]) -> int:
     if not 1 <= count <= MAX_USAGE_SHARDS:
         raise ValueError(f"{USAGE_SHARDS_ENV} must be between 1 and {MAX_USAGE_SHARDS}, not {raw}")
     return count
+
+
+def usage_shard_count_from_env() -> int:
+    """This deployment's usage stream count, from the environment."""
+    return usage_shard_count({USAGE_SHARDS_ENV: env_str(USAGE_SHARDS_ENV)})
 
 
 def usage_shard(tenant_id: int, shards: int) -> int:

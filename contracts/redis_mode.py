@@ -22,10 +22,12 @@ def server_is_cluster(url: str, *, timeout_s: float) -> bool:
     not used (a cluster node refuses SELECT). Raises ``redis.RedisError`` when the server cannot be asked."""
     parsed = urlparse(url)
     probe = redis.Redis(
-        host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379,
+        host=parsed.hostname or "127.0.0.1",
+        port=parsed.port or 6379,
         password=unquote(parsed.password) if parsed.password else None,
-        socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-    )  # fmt: skip
+        socket_timeout=timeout_s,
+        socket_connect_timeout=timeout_s,
+    )
     try:
         return bool(probe.info("cluster").get("cluster_enabled"))
     finally:

@@ -22,13 +22,12 @@ elsewhere is still refused.
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 import socket
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-from contracts.env import env_int_list, is_production
+from contracts.env import env_int_list, env_is_set, is_production
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolve = Callable[[str, int], list[str]]  # host, port -> addresses as text (the save-time seam)
@@ -106,7 +105,7 @@ class UnsafeUrl(ValueError):
 def allowed_ports_setting() -> tuple[int, ...] | None:
     """Ports a tenant's provider URL may name: in production 80, 443 and TOKENWAY_BYOK_ALLOWED_PORTS;
     elsewhere any port (None; the simulated providers listen on 8100) unless that variable is set."""
-    if not is_production() and os.environ.get(ALLOWED_PORTS_ENV) is None:
+    if not is_production() and not env_is_set(ALLOWED_PORTS_ENV):
         return None
     return tuple(sorted({*STANDARD_PORTS, *env_int_list(ALLOWED_PORTS_ENV)}))
 
@@ -241,9 +240,12 @@ def addresses(host: str, port: int, resolve: Resolve = system_resolve) -> list[I
 
 
 def validate_public_url(
-    url: str, *, allow_loopback: bool = False, allowed_ports: Iterable[int] | None = None,
+    url: str,
+    *,
+    allow_loopback: bool = False,
+    allowed_ports: Iterable[int] | None = None,
     resolve: Resolve = system_resolve,
-) -> str:  # fmt: skip
+) -> str:
     """Return the URL unchanged when it is safe to call; raise UnsafeUrl otherwise."""
     host, port = checked_parts(url, allowed_ports=allowed_ports)
     reason = name_refusal(host, allow_loopback=allow_loopback)

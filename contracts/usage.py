@@ -268,12 +268,14 @@ def _plainly_storable(e: UsageEvent) -> bool:
 
 def _prices_storable(prices: Prices) -> Prices:
     return Prices(
-        input=int_storable(prices.input), output=int_storable(prices.output),
-        cache_read=int_storable(prices.cache_read), cache_write_5m=int_storable(prices.cache_write_5m),
+        input=int_storable(prices.input),
+        output=int_storable(prices.output),
+        cache_read=int_storable(prices.cache_read),
+        cache_write_5m=int_storable(prices.cache_write_5m),
         cache_write_1h=int_storable(prices.cache_write_1h),
         reasoning=None if prices.reasoning is None else int_storable(prices.reasoning),
         version=int_storable(prices.version, 0, 2**31 - 1),  # an integer column
-    )  # fmt: skip
+    )
 
 
 def _candidate_storable(candidate: RouteCandidate) -> RouteCandidate:
@@ -281,7 +283,10 @@ def _candidate_storable(candidate: RouteCandidate) -> RouteCandidate:
     if all(text.isascii() and "\x00" not in text for text in texts) and type(candidate.offering_id) is int:
         return candidate  # the gateway's own words from the catalog: the usual case
     return RouteCandidate(
-        provider=text_storable(candidate.provider), offering_id=int_storable(candidate.offering_id),
-        verdict=text_storable(candidate.verdict), score=candidate.score, parts=json_storable(candidate.parts),
+        provider=text_storable(candidate.provider),
+        offering_id=int_storable(candidate.offering_id),
+        verdict=text_storable(candidate.verdict),
+        score=candidate.score,
+        parts=json_storable(candidate.parts),
         flags=tuple(text_storable(flag) for flag in candidate.flags),
-    )  # fmt: skip
+    )

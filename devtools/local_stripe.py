@@ -39,11 +39,19 @@ def offline_stripe(*, data_dir: Path) -> tuple[dict[str, str], list[Child]]:
     """The two servers to supervise and the env that points the platform at them."""
     api_port, meter_port = _port("STRIPE_PORT", 8420), _port("STRIPE_METER_PORT", 8421)
     children = [
-        Child("localstripe", [sys.executable, "-m", "fakes.localstripe_server", "--port", str(api_port)],
-              stage=STOP_STAGE, stop_timeout=5),
-        Child("stripe-meter", [sys.executable, "-m", "fakes.stripe_meter", "--port", str(meter_port)],
-              stage=STOP_STAGE, stop_timeout=5),
-    ]  # fmt: skip
+        Child(
+            "localstripe",
+            [sys.executable, "-m", "fakes.localstripe_server", "--port", str(api_port)],
+            stage=STOP_STAGE,
+            stop_timeout=5,
+        ),
+        Child(
+            "stripe-meter",
+            [sys.executable, "-m", "fakes.stripe_meter", "--port", str(meter_port)],
+            stage=STOP_STAGE,
+            stop_timeout=5,
+        ),
+    ]
     env = {
         "STRIPE_API_KEY": "sk_test_offline_demo",
         "STRIPE_API_BASE": f"http://127.0.0.1:{api_port}",

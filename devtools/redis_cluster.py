@@ -88,8 +88,10 @@ def _wait_ready(clients: list[redis.Redis], ports: list[int]) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         infos = [client.execute_command("CLUSTER INFO") for client in clients]  # a dict (redis-py parses it)
-        if all(str(info.get("cluster_state")) == "ok" and int(info.get("cluster_known_nodes", 0)) == len(ports)
-               for info in infos):  # fmt: skip
+        if all(
+            str(info.get("cluster_state")) == "ok" and int(info.get("cluster_known_nodes", 0)) == len(ports)
+            for info in infos
+        ):
             return
         time.sleep(0.1)
     raise RuntimeError(f"the Redis Cluster on ports {ports} was not ready within {READY_TIMEOUT_S}s")

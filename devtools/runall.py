@@ -75,8 +75,12 @@ def _usable_beat_schedule(path: Path) -> None:
 
 
 def _prepare(stop: StopRequest) -> bool:
-    for step in (("migrate", "--noinput", "-v", "0"), ("load_catalog", str(ROOT / "demo" / "catalog.yaml")),
-                 ("seed_demo",), ("demo_credit", "--tenant", "demo")):  # fmt: skip
+    for step in (
+        ("migrate", "--noinput", "-v", "0"),
+        ("load_catalog", str(ROOT / "demo" / "catalog.yaml")),
+        ("seed_demo",),
+        ("demo_credit", "--tenant", "demo"),
+    ):
         if stop.requested:
             return False
         _manage(*step)

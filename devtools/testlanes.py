@@ -110,8 +110,10 @@ def wait_all(lanes: list[Lane]) -> None:
             lane.durations = [
                 (float(m[1]), f"{m[2]:<8} {m[3]}") for m in map(DURATION_LINE.match, text.splitlines()) if m
             ]
-            print(f"\n== lane {lane.name}: exit {lane.code} after {lane.elapsed:.0f}s ({lane.cpu:.0f}s CPU) ==\n{text}",
-                  flush=True)  # fmt: skip
+            print(
+                f"\n== lane {lane.name}: exit {lane.code} after {lane.elapsed:.0f}s ({lane.cpu:.0f}s CPU) ==\n{text}",
+                flush=True,
+            )
         time.sleep(0.5)
 
 
@@ -145,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ARTIFACTS.mkdir(exist_ok=True)
     coverage = bool(args.coverage)
     lanes = [
-        Lane(name, pytest_argv(selection, coverage=coverage, durations=args.durations, extra=args.pytest_args),
-             ARTIFACTS / f"test-{name}.log")
+        Lane(
+            name,
+            pytest_argv(selection, coverage=coverage, durations=args.durations, extra=args.pytest_args),
+            ARTIFACTS / f"test-{name}.log",
+        )
         for name, selection in lane_paths(args.one_lane).items()
-    ]  # fmt: skip
+    ]
     try:
         for lane in lanes:
             start(lane, coverage=coverage)

@@ -16,7 +16,7 @@ from contracts.redis_keys import LEADERBOARD_GROUP, tenant_group
 from tenants.selectors import membership_get
 
 
-class _ForwardingConsumer(AsyncJsonWebsocketConsumer):
+class _ForwardingConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]  # Channels ships no types
     group: str = ""
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -41,7 +41,7 @@ class LeaderboardConsumer(_ForwardingConsumer):
         await self.send_json({"event": "hello"})
 
 
-@database_sync_to_async
+@database_sync_to_async  # type: ignore[untyped-decorator]  # Channels ships no types
 def _tenant_id_for(user: Any, slug: str) -> int | None:
     if user is None or not user.is_authenticated:
         return None

@@ -79,8 +79,9 @@ def operator_alert(*, kind: str, subject: str, message: str, detail: dict[str, o
 
     Race: the push worker and reconciliation may raise the same alert at once; SET NX lets one of them send it.
     """
-    if not get_redis().set(OPERATOR_ALERT_KEY.format(kind=kind, subject=subject), 1, nx=True,
-                           ex=OPERATOR_ALERT_REPEAT_S):  # fmt: skip
+    if not get_redis().set(
+        OPERATOR_ALERT_KEY.format(kind=kind, subject=subject), 1, nx=True, ex=OPERATOR_ALERT_REPEAT_S
+    ):
         return False
     logger.error("operator alert %s %s: %s %s", kind, subject, message, detail)
     mail_admins(f"{kind}: {subject}", f"{message}\n\n{detail}", fail_silently=True)

@@ -12,15 +12,13 @@ the holds, so each of them can call it from the top of its module.
 
 from __future__ import annotations
 
-import os
-
 from contracts.redis_keys import (
     USAGE_GROUP,
     USAGE_STREAM,
     tenant_available,
     tenant_holds,
     usage_shard,
-    usage_shard_count,
+    usage_shard_count_from_env,
     usage_stream,
 )
 from foundation.redis_client import get_redis
@@ -92,7 +90,7 @@ def tenant_available_correct(*, tenant: Tenant) -> tuple[int, bool] | None:
     tenant's keys are in different cluster slots, so the stream is checked around the script.
     """
     client = get_redis()
-    stream = usage_stream(usage_shard(tenant.pk, usage_shard_count(os.environ)))
+    stream = usage_stream(usage_shard(tenant.pk, usage_shard_count_from_env()))
     last = stream_idle_last_id(stream)
     if last is None or last == "0-0":
         return None

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 from django.db import DatabaseError, InterfaceError, OperationalError, close_old_connections, connections
 
-from contracts.redis_keys import USAGE_GROUP, usage_shard_count, usage_streams
+from contracts.redis_keys import USAGE_GROUP, usage_shard_count_from_env, usage_streams
 from contracts.usage import UsageEvent
 from foundation.env import env_int
 from metering.crash import crash_point
@@ -64,7 +64,7 @@ def consumer_name() -> str:
 
 def configured_streams() -> list[str]:
     """The shard streams this deployment has (TOKENWAY_USAGE_SHARDS, as the gateways read it)."""
-    return usage_streams(usage_shard_count(os.environ))
+    return usage_streams(usage_shard_count_from_env())
 
 
 def group_ensure(client: redis.Redis, streams: list[str] | None = None) -> None:
@@ -216,8 +216,11 @@ class UsageConsumer:
 def _unknown_tenants(parsed: list[Parsed], result: IngestResult) -> list[Unbookable]:
     """Events of a tenant PostgreSQL does not know: set aside, not dropped (a repair names the tenant)."""
     refused = dict(result.rejected)
-    return [Unbookable(entry_id, payload, refused[event.request_id])
-            for entry_id, payload, event in parsed if event.request_id in refused]  # fmt: skip
+    return [
+        Unbookable(entry_id, payload, refused[event.request_id])
+        for entry_id, payload, event in parsed
+        if event.request_id in refused
+    ]
 
 
 def _merged(first: IngestResult, second: IngestResult) -> IngestResult:

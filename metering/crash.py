@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import signal
 
+from contracts.env import env_int, env_str
+
 POINTS = ("after_receipt", "mid_batch", "after_ledger", "during_stripe_push", "after_stripe_2xx")
 
-_CRASH_AT = os.environ.get("TOKENWAY_CRASH_AT", "")
-_remaining = int(os.environ.get("TOKENWAY_CRASH_AFTER", "1"))
+_CRASH_AT = env_str("TOKENWAY_CRASH_AT")
+_remaining = env_int("TOKENWAY_CRASH_AFTER", 1)
 
 
 def crash_point(name: str) -> None:

@@ -201,6 +201,10 @@ def _letter(entry_id: bytes | str, fields: dict[bytes, bytes]) -> DeadLetter:
     except ValueError:
         at = 0.0
     return DeadLetter(
-        dead_id=_text(entry_id), payload=fields.get(b"e"), source_stream=_text(fields.get(b"stream")),
-        source_id=_text(fields.get(b"id")), error=_text(fields.get(b"error")) or "not an event (payload not kept)", at=at,
-    )  # fmt: skip
+        dead_id=_text(entry_id),
+        payload=fields.get(b"e"),
+        source_stream=_text(fields.get(b"stream")),
+        source_id=_text(fields.get(b"id")),
+        error=_text(fields.get(b"error")) or "not an event (payload not kept)",
+        at=at,
+    )

@@ -45,12 +45,20 @@ def traced_batch(tracer: Tracer, stream: str, entries: int, run: Callable[[], In
     """``run`` (one batch of ``stream``) under its "usage batch" span; an exception marks it failed."""
     from opentelemetry.trace import SpanKind
 
-    attributes: dict[str, str | int] = {"messaging.system": "redis", "messaging.destination.name": stream,
-                  "messaging.batch.message_count": entries}  # fmt: skip
+    attributes: dict[str, str | int] = {
+        "messaging.system": "redis",
+        "messaging.destination.name": stream,
+        "messaging.batch.message_count": entries,
+    }
     with tracer.start_as_current_span("usage batch", kind=SpanKind.CONSUMER, attributes=attributes) as span:
         result = run()
-        span.set_attributes({"tokenway.inserted": len(result.inserted), "tokenway.duplicates": result.duplicates,
-                             "tokenway.rejected": len(result.rejected)})  # fmt: skip
+        span.set_attributes(
+            {
+                "tokenway.inserted": len(result.inserted),
+                "tokenway.duplicates": result.duplicates,
+                "tokenway.rejected": len(result.rejected),
+            }
+        )
         return result
 
 

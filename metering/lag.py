@@ -9,7 +9,6 @@ age, and those Stripe rejected or that expired unsent.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -50,10 +49,14 @@ def usage_stream_lag(
     client: redis.Redis, stream: str = redis_keys.USAGE_STREAM, group_name: str = redis_keys.USAGE_GROUP
 ) -> StreamLag:
     length = int(client.xlen(stream))
-    group = next(
-        (g for g in client.xinfo_groups(stream) if g["name"] in (group_name, group_name.encode())),
-        None,
-    ) if length or client.exists(stream) else None  # fmt: skip
+    group = (
+        next(
+            (g for g in client.xinfo_groups(stream) if g["name"] in (group_name, group_name.encode())),
+            None,
+        )
+        if length or client.exists(stream)
+        else None
+    )
     if group is None:
         return StreamLag(length, length, 0, 0.0)
     now_ms = int(time.time() * 1000)
@@ -76,7 +79,7 @@ def usage_stream_lag(
 
 def usage_lag_by_stream(client: redis.Redis, streams: list[str] | None = None) -> dict[str, StreamLag]:
     """Lag of each shard stream (every configured shard when ``streams`` is None), one slot per call."""
-    names = redis_keys.usage_streams(redis_keys.usage_shard_count(os.environ)) if streams is None else streams
+    names = redis_keys.usage_streams(redis_keys.usage_shard_count_from_env()) if streams is None else streams
     return {stream: usage_stream_lag(client, stream) for stream in names}
 
 

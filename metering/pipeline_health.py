@@ -9,13 +9,12 @@ the usage pipeline (docs/operations.md names the alerts).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from contracts.redis_keys import USAGE_GROUP, usage_shard_count, usage_streams
+from contracts.redis_keys import USAGE_GROUP, usage_shard_count_from_env, usage_streams
 from metering.dead_letters import dead_letters_total, dead_letters_waiting
 from metering.lag import lag_total, usage_lag_by_stream
 
@@ -59,7 +58,7 @@ class PipelineState:
 
 
 def usage_pipeline_state(client: redis.Redis, streams: list[str] | None = None) -> PipelineState:
-    names = usage_streams(usage_shard_count(os.environ)) if streams is None else streams
+    names = usage_streams(usage_shard_count_from_env()) if streams is None else streams
     lag = lag_total(usage_lag_by_stream(client, names))
     stuck = sum(_stuck(client, stream) for stream in names) if lag.pending else 0
     return PipelineState(

@@ -281,8 +281,10 @@ def provider_dispute_journal(event: UsageEvent, priced: Priced) -> JournalSpec |
     amount = priced.overcount_cost_micros
     if amount <= 0:
         return None
-    memo = (f"{event.provider} offering {event.offering_id}: over-count cost {amount}, tenant {event.tenant_id} "
-            f"charged {priced.charge_micros} (not {priced.charge_micros + priced.overcount_charge_micros})")  # fmt: skip
+    memo = (
+        f"{event.provider} offering {event.offering_id}: over-count cost {amount}, tenant {event.tenant_id} "
+        f"charged {priced.charge_micros} (not {priced.charge_micros + priced.overcount_charge_micros})"
+    )
     return JournalSpec(
         key=f"{DISPUTE_KIND}:{event.request_id}",
         kind=DISPUTE_KIND,

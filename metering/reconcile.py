@@ -244,7 +244,7 @@ def check_provider_cost_drift() -> list[Finding]:
                 "tolerance": DRIFT_SHARE,
             }
             findings.append(Finding("provider_cost_drift", "error", f"offering:{drift.offering_id}", detail))
-    return findings  # fmt: skip
+    return findings
 
 
 def check_provider_invoices() -> list[Finding]:
@@ -307,11 +307,12 @@ def reconciliation_run() -> list[Finding]:
         findings += check()
     ReconciliationFinding.objects.bulk_create(
         [
-            ReconciliationFinding(run_at=run_at, check_name=f.check, severity=f.severity, subject=f.subject[:200],
-                                  detail=f.detail)
+            ReconciliationFinding(
+                run_at=run_at, check_name=f.check, severity=f.severity, subject=f.subject[:200], detail=f.detail
+            )
             for f in findings
         ]
-    )  # fmt: skip
+    )
     if any(f.severity == "error" for f in findings):
         logger.error("reconciliation found %d problems", len(findings))
     return findings

@@ -86,8 +86,9 @@ def shortfalls_record(*, shortfalls: list[Shortfall], tenants: dict[int, Tenant]
         ]
     )  # fmt: skip
     for s in shortfalls:
-        logger.error("hold shortfall: %s charged %d beyond tenant %d's balance", s.journal_key, s.amount_micros,
-                     s.tenant_id)  # fmt: skip
+        logger.error(
+            "hold shortfall: %s charged %d beyond tenant %d's balance", s.journal_key, s.amount_micros, s.tenant_id
+        )
         transaction.on_commit(_counter_return(tenants[s.tenant_id], s.amount_micros))
 
 

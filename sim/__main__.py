@@ -5,26 +5,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 from collections.abc import Coroutine
 from typing import Any
 
+from contracts.env import env_float, env_int, env_str
 from sim.server import serve_forever
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sim", description="Simulated LLM provider fleet on 127.0.0.1")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("SIM_PORT", "8100")))
-    parser.add_argument("--seed", type=int, default=int(os.environ.get("SIM_SEED", "0")))
+    parser.add_argument("--port", type=int, default=env_int("SIM_PORT", 8100))
+    parser.add_argument("--seed", type=int, default=env_int("SIM_SEED", 0))
     parser.add_argument(
         "--time-scale",
         type=float,
-        default=float(os.environ.get("SIM_TIME_SCALE", "1.0")),
+        default=env_float("SIM_TIME_SCALE", 1.0),
         help="real seconds per sim second (0.01 = 100x faster)",
     )
     parser.add_argument("--zero-latency", action="store_true", help="same as --time-scale 0")
-    parser.add_argument("--profiles", default=os.environ.get("SIM_PROFILES"))
-    parser.add_argument("--catalog", default=os.environ.get("SIM_CATALOG"))
+    parser.add_argument("--profiles", default=env_str("SIM_PROFILES") or None)
+    parser.add_argument("--catalog", default=env_str("SIM_CATALOG") or None)
     return parser
 
 

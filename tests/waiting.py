@@ -13,7 +13,8 @@ Sleeps left in the tests on purpose, where the sleep is the behaviour: a slow or
 replay round in tests/routing/test_redis_outage.py, no second usage event in
 tests/routing/test_first_byte_failover.py), and tests/routing/test_spool.py waits out the Redis
 client's fail-fast window: each needs a seam in the gateway (a replay-round counter, a clock for the
-client) to wait on instead.
+client) to wait on instead. `devtools/conventions.toml` lists each place with its reason; `make lint`
+fails on a fixed sleep anywhere else.
 """
 
 from __future__ import annotations

@@ -114,8 +114,9 @@ async def _send_anthropic(client: anthropic.AsyncAnthropic, request: Request, se
         seen.ttft.append(first)
 
 
-async def _send(clients: tuple[openai.AsyncOpenAI, anthropic.AsyncAnthropic], request: Request, start: float,
-                seen: Seen) -> None:  # fmt: skip
+async def _send(
+    clients: tuple[openai.AsyncOpenAI, anthropic.AsyncAnthropic], request: Request, start: float, seen: Seen
+) -> None:
     await asyncio.sleep(max(0.0, start + request.at - time.monotonic()))
     sent = time.monotonic()
     if request.kind == "agent":
@@ -175,8 +176,9 @@ def _ground_truth(sim_url: str) -> tuple[int, int, int]:
 
 def run(n: int, *, seed: int = 1) -> str:
     mix = build(n, seed=seed, duration_s=DURATION_S)
-    virtual, _ = compare(mix, ["tokenway:balanced"], seed=seed,
-                         world_factory=lambda: World(seed=seed, incidents=(), start_hour=HOUR))[0]  # fmt: skip
+    virtual, _ = compare(
+        mix, ["tokenway:balanced"], seed=seed, world_factory=lambda: World(seed=seed, incidents=(), start_hour=HOUR)
+    )[0]
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
     with start_in_thread(seed=seed, time_scale=1.0) as sim:
         http.post(f"{sim.base_url}/_sim/clock", json={"hour": HOUR, "tz_offset_h": 8}, timeout=5).raise_for_status()

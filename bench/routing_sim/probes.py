@@ -92,8 +92,13 @@ class Evaluation:
         p50 = statistics.median(small) if small else None
         hi = small[min(len(small) - 1, math.ceil(len(small) / 2 + 0.98 * math.sqrt(len(small))))] if small else None
         return OfferingStats(
-            o.offering_id, n=n, ttft_p50_ms=p50, ttft_p50_hi_ms=hi,
+            o.offering_id,
+            n=n,
+            ttft_p50_ms=p50,
+            ttft_p50_hi_ms=hi,
             ttft_10k_p50_ms=statistics.median(large) if large else None,
-            tps_p50=statistics.median(tps) if tps else None, error_rate=errors,
-            availability=None if errors is None else 1 - errors, **self.integrity[o.offering_id],  # type: ignore[arg-type]
-        )  # fmt: skip
+            tps_p50=statistics.median(tps) if tps else None,
+            error_rate=errors,
+            availability=None if errors is None else 1 - errors,
+            **self.integrity[o.offering_id],  # type: ignore[arg-type]
+        )

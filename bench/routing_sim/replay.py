@@ -82,8 +82,15 @@ def load_swing(
     return peak * 100, (statistics.fmean(swings) * 100 if swings else 0.0)
 
 
-def replay(router: Router, world: World, evaluation: Evaluation, catalog: CatalogSnapshot,
-           requests: list[Request], *, on_event: Callable[[], None] | None = None) -> Tally:  # fmt: skip
+def replay(
+    router: Router,
+    world: World,
+    evaluation: Evaluation,
+    catalog: CatalogSnapshot,
+    requests: list[Request],
+    *,
+    on_event: Callable[[], None] | None = None,
+) -> Tally:
     by_model: dict[str, tuple[OfferingSnapshot, ...]] = defaultdict(tuple)
     for o in catalog.offerings:
         by_model[o.model] += (o,)
@@ -107,8 +114,15 @@ def replay(router: Router, world: World, evaluation: Evaluation, catalog: Catalo
     return tally
 
 
-def _one(router: Router, world: World, request: Request, offerings: tuple[OfferingSnapshot, ...], tally: Tally,
-         events: list, seq: itertools.count) -> None:  # fmt: skip
+def _one(
+    router: Router,
+    world: World,
+    request: Request,
+    offerings: tuple[OfferingSnapshot, ...],
+    tally: Tally,
+    events: list,
+    seq: itertools.count,
+) -> None:
     order = router.order(request, fitting(offerings, request))[:MAX_ATTEMPTS]
     start = world.clock.t
     spent = 0.0
@@ -135,8 +149,17 @@ def _one(router: Router, world: World, request: Request, offerings: tuple[Offeri
     tally.rejected += 1
 
 
-def _answered(router: Router, request: Request, offering: OfferingSnapshot, attempt, tally: Tally, spent: float,
-              events: list, seq: itertools.count, learned: float) -> None:  # fmt: skip
+def _answered(
+    router: Router,
+    request: Request,
+    offering: OfferingSnapshot,
+    attempt,
+    tally: Tally,
+    spent: float,
+    events: list,
+    seq: itertools.count,
+    learned: float,
+) -> None:
     usage = attempt.usage
     tally.billed_micros += attempt.billed_micros
     tally.published_micros += attempt.published_micros

@@ -23,8 +23,9 @@ def _offerings() -> tuple[dict[int, OfferingSnapshot], dict[str, list[int]]]:
     return by_id, by_model
 
 
-def table(results: list[tuple[Tally, float]], requests: list[Request], *, load: str, duration_s: float,
-          command: str) -> str:  # fmt: skip
+def table(
+    results: list[tuple[Tally, float]], requests: list[Request], *, load: str, duration_s: float, command: str
+) -> str:
     by_id, by_model = _offerings()
     rows = {t.name: (t, t.row(), *load_swing(t, by_id, by_model)) for t, _ in results}
     base = rows["random"][1]

@@ -184,10 +184,17 @@ class Tokenway(Router):
         assert self.health is not None
         try:
             route = plan(
-                state=self.state, health=self.health, strategy=self.scorer, record=RECORD, model=request.model,
-                need=need_of(request), prefs=ProviderPrefs(), mode=self.mode, affinity=self._affinity(request),
+                state=self.state,
+                health=self.health,
+                strategy=self.scorer,
+                record=RECORD,
+                model=request.model,
+                need=need_of(request),
+                prefs=ProviderPrefs(),
+                mode=self.mode,
+                affinity=self._affinity(request),
                 limits=self.limits,
-            )  # fmt: skip
+            )
         except GatewayError:
             return []  # every candidate cooling down: the gateway answers 503 at once
         return route.offerings

@@ -123,8 +123,13 @@ class World:
         admission = self.fleet.limiter.admit(offering.key, rpm=offering.rpm, tpm=offering.tpm, tokens=tokens, now=now)
         headers = None
         if offering.rpm is not None or offering.tpm is not None:
-            headers = LimitHeaders(admission.limit_requests, admission.remaining_requests, admission.limit_tokens,
-                                   admission.remaining_tokens, admission.reset_s)  # fmt: skip
+            headers = LimitHeaders(
+                admission.limit_requests,
+                admission.remaining_requests,
+                admission.limit_tokens,
+                admission.remaining_tokens,
+                admission.reset_s,
+            )
         if not admission.allowed:
             return Attempt(429, ERROR_S, admission.reset_s, headers)
         failed, cut = self._fault(offering, draws)
@@ -153,12 +158,14 @@ class World:
         self, offering: Offering, prompt: Prompt, draws: Draws, headers: LimitHeaders | None, *, cut: bool
     ) -> Attempt:
         spec, profile, now = offering.spec, offering.profile, self.clock.t
-        cache = self.fleet.cache.apply(offering.key.encode(), prompt, policy=spec.cache_policy, spec=profile.cache,
-                                       ttl_s=spec.cache_ttl_s, now=now)  # fmt: skip
+        cache = self.fleet.cache.apply(
+            offering.key.encode(), prompt, policy=spec.cache_policy, spec=profile.cache, ttl_s=spec.cache_ttl_s, now=now
+        )
         max_tokens = min(prompt.max_tokens or 4096, spec.max_output)
         answer = completion.build(prompt, profile, draws, max_tokens=max_tokens, tool_id_prefix="call_")
-        truth = SimUsage(prompt.tokens, cache.read, cache.write_5m, cache.write_1h, answer.output_tokens,
-                         answer.reasoning_tokens)  # fmt: skip
+        truth = SimUsage(
+            prompt.tokens, cache.read, cache.write_5m, cache.write_1h, answer.output_tokens, answer.reasoning_tokens
+        )
         reported = truth.inflated(profile.dishonesty.token_overreport)
         incidents = active_incidents(profile, self.clock)  # type: ignore[arg-type]
         timing = draw_timing(profile, self.clock, draws, uncached_tokens=truth.input_uncached, incidents=incidents)  # type: ignore[arg-type]
@@ -166,8 +173,17 @@ class World:
         ttft = timing.ttft_s + (hop.delay_ms / 1000.0 if hop else 0.0)
         wait = self._queue(offering, now, ttft + timing.generation_s(truth.output))  # busy until its last byte
         generation = timing.generation_s(truth.output)
-        return Attempt(200, wait + ttft, None, headers, truth, reported.cost(offering.billed),
-                       truth.cost(spec.prices), cut, generation)  # fmt: skip
+        return Attempt(
+            200,
+            wait + ttft,
+            None,
+            headers,
+            truth,
+            reported.cost(offering.billed),
+            truth.cost(spec.prices),
+            cut,
+            generation,
+        )
 
     def _queue(self, offering: Offering, now: float, busy_s: float) -> float:
         """Seconds this request waits for one of the offering's concurrent slots (``perf.capacity``)."""

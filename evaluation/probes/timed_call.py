@@ -6,7 +6,6 @@ Failures raise ProbeFailure with the right error class; nothing else escapes
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from contracts.env import env_str
 from contracts.snapshot import OfferingSnapshot
 from contracts.tokens import count_text_tokens
 from evaluation.models import ErrorClass
@@ -48,7 +48,7 @@ class Timed:
 
 
 def api_key(offering: OfferingSnapshot) -> str:
-    configured = os.environ.get(offering.api_key_env, "") if offering.api_key_env else ""
+    configured = env_str(offering.api_key_env) if offering.api_key_env else ""
     return configured or PLACEHOLDER_KEY
 
 

@@ -147,8 +147,9 @@ DO UPDATE SET counts = tw_jsonb_sum({_TABLE}.counts, EXCLUDED.counts)
 def rollup_deltas(rows: Iterable[ProbeResult]) -> dict[RollupKey, dict[str, float]]:
     out: dict[RollupKey, dict[str, float]] = defaultdict(dict)
     for r in rows:
-        counts = row_counts(r.kind, r.variant, r.error_class, r.ttft_ms, r.tps, r.input_tokens, r.cached_tokens,
-                            r.details)  # fmt: skip
+        counts = row_counts(
+            r.kind, r.variant, r.error_class, r.ttft_ms, r.tps, r.input_tokens, r.cached_tokens, r.details
+        )
         for resolution in STEP:
             target = out[(resolution, floor_to(r.started_at, resolution), r.offering_id, r.region, r.kind)]
             for name, value in counts.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -71,7 +72,7 @@ def sortkey(value: Any) -> str:
     return "" if value is None else str(value).lower()
 
 
-FIGURE_FORMAT = {
+FIGURE_FORMAT: dict[str, Callable[[Any], str]] = {
     "ttft_p50": lambda v: ms(v),
     "ttft_p90": lambda v: ms(v),
     "tps": lambda v: num(v, 1),
@@ -81,7 +82,7 @@ FIGURE_FORMAT = {
 }
 
 
-CI_FORMAT = {
+CI_FORMAT: dict[str, Callable[[Any], str]] = {
     "ttft_p50": lambda v: num(v),
     "ttft_p90": lambda v: num(v),
     "availability": lambda v: pct(v, 1),

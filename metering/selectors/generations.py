@@ -201,9 +201,10 @@ def key_summary(*, api_key: Any) -> dict[str, Any]:
     key's monthly budget and the tenant's monthly spend limit with open holds counted (as admission counts)."""
     tenant: Tenant = api_key.tenant
     tenant_left, keys_left = spend_limits_left(
-        tenant_id=tenant.pk, tenant_limit_micros=tenant.monthly_spend_limit_micros,
+        tenant_id=tenant.pk,
+        tenant_limit_micros=tenant.monthly_spend_limit_micros,
         key_budgets={api_key.pk: api_key.monthly_budget_micros},
-    )  # fmt: skip
+    )
     key_left = keys_left[api_key.pk]
     start = month_start()
     key_spend = UsageRecord.objects.filter(tenant=tenant, key_id=api_key.pk, finished_at__gte=start).aggregate(

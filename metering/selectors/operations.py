@@ -169,10 +169,12 @@ def _meter_by_tenant(tenant_ids: list[int] | None, now: datetime) -> dict[int, d
         oldest=Min("created_at", filter=pending),
     )
     return {
-        r["tenant_id"]: {**{k: r[k] for k in ("pending", "failing", "expired", "rejected", "sent")},
-                         "lag_seconds": (now - r["oldest"]).total_seconds() if r["oldest"] else 0.0}
+        r["tenant_id"]: {
+            **{k: r[k] for k in ("pending", "failing", "expired", "rejected", "sent")},
+            "lag_seconds": (now - r["oldest"]).total_seconds() if r["oldest"] else 0.0,
+        }
         for r in rows
-    }  # fmt: skip
+    }
 
 
 def tenants_billing_state(

@@ -117,15 +117,20 @@ def checkout_session_create(
         "customer": customer_id,
         "client_reference_id": str(topup_id),
         "line_items": [
-            {"quantity": 1,
-             "price_data": {"currency": "usd", "unit_amount": amount_cents,
-                            "product_data": {"name": "Tokenway prepaid balance"}}}
+            {
+                "quantity": 1,
+                "price_data": {
+                    "currency": "usd",
+                    "unit_amount": amount_cents,
+                    "product_data": {"name": "Tokenway prepaid balance"},
+                },
+            }
         ],
         "payment_intent_data": {"metadata": metadata},
         "metadata": metadata,
         "success_url": success_url,
         "cancel_url": cancel_url,
-    }  # fmt: skip
+    }
     session = stripe_client().v1.checkout.sessions.create(params=params, options=_opts(f"checkout:{topup_id}"))  # type: ignore[arg-type]
     return str(session.url)
 

@@ -168,10 +168,11 @@ def _payment_intent_succeeded(intent: Any) -> str:
     # Out of order: a late payment_failed never downgrades a succeeded top-up (see below).
     TopUp.objects.filter(payment_intent_id=pi).update(status=TopUpStatus.SUCCEEDED, completed_at=timezone.now())
     transaction.on_commit(
-        lambda: topup_receipt_send(tenant_id=tenant.pk, tenant_name=tenant.name, payment_intent_id=pi,
-                                   amount_micros=amount),
+        lambda: topup_receipt_send(
+            tenant_id=tenant.pk, tenant_name=tenant.name, payment_intent_id=pi, amount_micros=amount
+        ),
         robust=True,
-    )  # fmt: skip
+    )
     return "applied"
 
 

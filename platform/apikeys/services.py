@@ -147,7 +147,7 @@ def api_keys_touch(*, last_used: dict[int, datetime]) -> int:
             "WHERE k.id = v.id AND k.id IN (SELECT id FROM locked) AND (k.last_used_at IS NULL OR k.last_used_at < v.at)",
             [ids, [last_used[i] for i in ids]],
         )
-        return cursor.rowcount
+        return int(cursor.rowcount)
 
 
 def api_key_rotate(*, key: ApiKey, grace_until: datetime, rotated_by: User | None = None) -> IssuedKey:

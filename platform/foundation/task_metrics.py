@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from typing import Any
 
 import redis
 
+from contracts.env import env_str
 from foundation.process_page import process_page
 from foundation.redis_client import get_redis
 
@@ -42,7 +42,7 @@ def on_task_postrun(sender: Any = None, state: str | None = None, **_: Any) -> N
 def serve_process_metrics(**_: Any) -> Any:
     """``TOKENWAY_METRICS_PORT``: this process serves /metrics on that loopback port (a scraper on the
     host); returns the server (None when no port is set or it is taken)."""
-    port = os.environ.get("TOKENWAY_METRICS_PORT", "")
+    port = env_str("TOKENWAY_METRICS_PORT")
     if not port:
         return None
     from prometheus_client import start_http_server

@@ -77,7 +77,7 @@ class WebTraceMiddleware:
 
     async def _serve_async(self, request: HttpRequest) -> HttpResponseBase:
         with self._span(request) as span:
-            response: Any = await self.get_response(request)  # type: ignore[misc]
+            response: HttpResponseBase = await self.get_response(request)  # type: ignore[misc]
             _describe(span, request, response)
             return response
 

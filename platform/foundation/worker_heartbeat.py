@@ -12,6 +12,7 @@ from typing import Any
 
 import redis
 
+from contracts.env import env_str
 from foundation.redis_client import get_redis
 
 WORKER_HEARTBEAT_PREFIX = "tw:worker:heartbeat:"
@@ -28,7 +29,7 @@ def _worker_name(sender: Any) -> str:
 
 def _beat(name: str) -> None:
     client = get_redis()  # the data Redis (a cluster too): /metrics and health count heartbeats there
-    queues = os.environ.get("TOKENWAY_REGION", "")
+    queues = env_str("TOKENWAY_REGION")
     while not _stop.is_set():
         with contextlib.suppress(redis.RedisError):  # Redis down: health reports it; keep trying
             client.set(f"{WORKER_HEARTBEAT_PREFIX}{name}", queues, ex=HEARTBEAT_TTL_S)

@@ -35,7 +35,7 @@ gateway = make_gateway_app()
 django_app = ProtocolTypeRouter({"http": django_http, "websocket": URLRouter(websocket_urlpatterns)})
 
 
-async def application(scope, receive, send):
+async def application(scope: health_asgi.Scope, receive: health_asgi.Receive, send: health_asgi.Send) -> None:
     if scope["type"] == "lifespan":  # the gateway's clients and refreshers, and the background health checks
         await gateway(scope, health_asgi.lifespan_receive(receive), send)
         return

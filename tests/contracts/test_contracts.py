@@ -63,8 +63,17 @@ def test_usage_event_wire_fields_are_pinned_and_round_trip():
 
 def test_usage_statuses_are_pinned_and_rejected_calls_carry_their_error_code():
     assert USAGE_STATUSES == ("ok", "upstream_error", "client_cancelled", "failed", "rejected")
-    rejected = _event(status="rejected", http_status=402, error_code="insufficient_balance", tokens=Tokens(),
-                      offering_id=None, provider=None, prices=None, cost_micros=0, charge_micros=0)  # fmt: skip
+    rejected = _event(
+        status="rejected",
+        http_status=402,
+        error_code="insufficient_balance",
+        tokens=Tokens(),
+        offering_id=None,
+        provider=None,
+        prices=None,
+        cost_micros=0,
+        charge_micros=0,
+    )
     assert UsageEvent.from_json(rejected.to_json()) == rejected
     assert orjson.loads(rejected.to_json())["error_code"] == "insufficient_balance"
 
@@ -143,12 +152,20 @@ def test_charge_adds_markup_rounded_up_and_byok_pays_the_fee_only():
 
 def test_key_record_round_trips_with_nested_types():
     record = KeyRecord(
-        key_id=1, tenant_id=2, tenant_slug="acme", name="ci", prefix="tw_live_AbCd",
-        allowed_models=("glm-4.6",), allowed_route_modes=("cost",), key_limits=Limits(rpm=10, tpm=1000),
-        tenant_limits=Limits(max_concurrency=4), monthly_budget_micros=5_000_000,
+        key_id=1,
+        tenant_id=2,
+        tenant_slug="acme",
+        name="ci",
+        prefix="tw_live_AbCd",
+        allowed_models=("glm-4.6",),
+        allowed_route_modes=("cost",),
+        key_limits=Limits(rpm=10, tpm=1000),
+        tenant_limits=Limits(max_concurrency=4),
+        monthly_budget_micros=5_000_000,
         tenant_routing=RoutingPrefs(default_mode="quality", blocked_providers=("bargain-cloud",)),
-        byok={"deepseek": "gAAAA"}, markup_bps=250,
-    )  # fmt: skip
+        byok={"deepseek": "gAAAA"},
+        markup_bps=250,
+    )
     assert KeyRecord.from_json(record.to_json()) == record
     data = orjson.loads(record.to_json())
     data["version"] = 99
@@ -158,25 +175,43 @@ def test_key_record_round_trips_with_nested_types():
 
 def test_snapshots_round_trip():
     offering = OfferingSnapshot(
-        offering_id=5, model="kimi-k2", provider="moonshot", upstream_model="kimi-k2-0905", dialect="openai",
-        base_url="http://127.0.0.1:8100/moonshot/v1", usage_dialect="moonshot", cached_tokens_in_input=True,
-        prices=Prices(input=600_000, output=2_500_000), context_window=262_144, max_output=16_384,
+        offering_id=5,
+        model="kimi-k2",
+        provider="moonshot",
+        upstream_model="kimi-k2-0905",
+        dialect="openai",
+        base_url="http://127.0.0.1:8100/moonshot/v1",
+        usage_dialect="moonshot",
+        cached_tokens_in_input=True,
+        prices=Prices(input=600_000, output=2_500_000),
+        context_window=262_144,
+        max_output=16_384,
         parameters=("tools", "json_mode"),
-    )  # fmt: skip
+    )
     catalog = CatalogSnapshot(version=3, generated_at=1.5, offerings=(offering,))
     assert CatalogSnapshot.from_json(catalog.to_json()) == catalog
     stats = StatsSnapshot(
-        version=9, generated_at=2.5, window="1h",
+        version=9,
+        generated_at=2.5,
+        window="1h",
         stats={"all": {"5": OfferingStats(offering_id=5, n=40, ttft_p50_ms=420.0, flags=("price_mismatch",))}},
-    )  # fmt: skip
+    )
     assert StatsSnapshot.from_json(stats.to_json()) == stats
 
 
 def test_offering_stats_fields_are_pinned_and_older_and_newer_documents_parse():
     full = OfferingStats(
-        offering_id=5, n=40, ttft_p50_hi_ms=480.0, price_n=6, overcount_factor=1.15, billed_ratio=1.3,
-        quality_n=40, quality_lo=0.5, incidents=("ttft",), flags=("token_overcount",),
-    )  # fmt: skip
+        offering_id=5,
+        n=40,
+        ttft_p50_hi_ms=480.0,
+        price_n=6,
+        overcount_factor=1.15,
+        billed_ratio=1.3,
+        quality_n=40,
+        quality_lo=0.5,
+        incidents=("ttft",),
+        flags=("token_overcount",),
+    )
     stats = StatsSnapshot(version=9, generated_at=2.5, window="1h", stats={"all": {"5": full}})
     data = orjson.loads(stats.to_json())
     assert set(data["stats"]["all"]["5"]) == STATS_FIELDS

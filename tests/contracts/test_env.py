@@ -11,10 +11,12 @@ from contracts.env import (
     env_bool,
     env_float,
     env_int,
+    env_is_set,
     env_list,
     env_secret,
     env_str,
 )
+from contracts.redis_keys import usage_shard_count_from_env
 from routing.config import GatewayConfig
 
 
@@ -79,3 +81,14 @@ def test_the_gateway_refuses_production_without_a_pepper(monkeypatch):
     monkeypatch.setenv("TOKENWAY_CREDENTIAL_KEYS", "k1, k2")
     monkeypatch.setenv("TOKENWAY_KEY_PEPPER", "p")
     assert GatewayConfig.from_env().credential_keys == ("k1", "k2")
+
+
+def test_a_variable_set_to_nothing_is_set_and_the_shard_count_is_read_through_the_reader(monkeypatch):
+    monkeypatch.delenv("T_SET", raising=False)
+    assert env_is_set("T_SET") is False
+    monkeypatch.setenv("T_SET", "")
+    assert env_is_set("T_SET") is True
+    monkeypatch.setenv("TOKENWAY_USAGE_SHARDS", "3")
+    assert usage_shard_count_from_env() == 3
+    monkeypatch.setenv("TOKENWAY_USAGE_SHARDS", "")
+    assert usage_shard_count_from_env() == 1

@@ -193,8 +193,9 @@ def test_absurd_numbers_are_clamped_and_flagged():
     tokens, flags = to_tokens(counts, cached_in_input=True, ceiling=10_000)
     assert tokens == Tokens(input_uncached=0, cache_read=100, output=0)
     assert set(flags) == {"clamped_negative", "clamped_cache_read"}
-    huge, flags = read_tokens("openai", {"prompt_tokens": 10**9, "completion_tokens": 1}, cached_in_input=True,
-                              ceiling=1000)  # fmt: skip
+    huge, flags = read_tokens(
+        "openai", {"prompt_tokens": 10**9, "completion_tokens": 1}, cached_in_input=True, ceiling=1000
+    )
     assert huge.input_uncached == 1000 and "clamped_absurd" in flags
     unbounded, flags = read_tokens("openai", {"prompt_tokens": 10**9, "completion_tokens": 1}, cached_in_input=True)
     assert unbounded.input_uncached == 10**9 and flags == ()
@@ -214,11 +215,18 @@ def test_the_lenient_reading_counts_wrong_types_as_zero():
         ("openai", {"prompt_tokens": -5, "completion_tokens": "x"}, "'prompt_tokens' is not a non-negative integer"),
         ("openai", {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": 3}, "is not an object"),
         ("deepseek", {"prompt_tokens": 5, "completion_tokens": 1, "prompt_cache_hit_tokens": 1.5}, "hit_tokens"),
-        ("qwen", {"prompt_tokens": 5, "completion_tokens": 1,
-                  "prompt_tokens_details": {"cache_creation": {"ephemeral_5m_input_tokens": -1}}}, "ephemeral_5m"),
+        (
+            "qwen",
+            {
+                "prompt_tokens": 5,
+                "completion_tokens": 1,
+                "prompt_tokens_details": {"cache_creation": {"ephemeral_5m_input_tokens": -1}},
+            },
+            "ephemeral_5m",
+        ),
         ("anthropic", {"output_tokens": 1, "cache_creation": {"ephemeral_1h_input_tokens": False}}, "ephemeral_1h"),
     ],
-)  # fmt: skip
+)
 def test_usage_problem_names_what_is_malformed(dialect, usage, problem):
     found = usage_problem(dialect, usage)
     assert found is not None and problem in found

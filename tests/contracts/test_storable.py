@@ -14,12 +14,28 @@ from contracts.storable import BIGINT_MAX, EPOCH_MAX_S, REPLACEMENT
 from contracts.usage import TEXT_COLUMNS, Prices, Tokens, UsageEvent
 
 EVENT = UsageEvent(
-    request_id="gen-0123456789abcdef01234567", tenant_id=5, key_id=50, model="deepseek-v4-flash", offering_id=7,
-    provider="deepseek", region="beijing", route_mode="balanced", route_reason="cheapest healthy",
-    tokens=Tokens(input_uncached=100, output=50), usage_source="provider", prices=Prices(input=1, output=2),
-    cost_micros=100, charge_micros=120, status="ok", http_status=200, stream=True, started_at=1.7e9,
-    finished_at=1.7e9 + 1, total_ms=12.0, route_candidates=(RouteCandidate("deepseek", 7, "winner", 1.0),),
-)  # fmt: skip
+    request_id="gen-0123456789abcdef01234567",
+    tenant_id=5,
+    key_id=50,
+    model="deepseek-v4-flash",
+    offering_id=7,
+    provider="deepseek",
+    region="beijing",
+    route_mode="balanced",
+    route_reason="cheapest healthy",
+    tokens=Tokens(input_uncached=100, output=50),
+    usage_source="provider",
+    prices=Prices(input=1, output=2),
+    cost_micros=100,
+    charge_micros=120,
+    status="ok",
+    http_status=200,
+    stream=True,
+    started_at=1.7e9,
+    finished_at=1.7e9 + 1,
+    total_ms=12.0,
+    route_candidates=(RouteCandidate("deepseek", 7, "winner", 1.0),),
+)
 
 
 def test_an_event_that_needs_nothing_is_returned_as_it_is():

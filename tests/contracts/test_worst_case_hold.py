@@ -15,18 +15,26 @@ price = st.integers(min_value=0, max_value=200_000_000)  # up to $200 per 1M tok
 @st.composite
 def request_and_report(draw):
     prices = Prices(
-        input=draw(price), output=draw(price), cache_read=draw(price), cache_write_5m=draw(price),
-        cache_write_1h=draw(price), reasoning=draw(st.none() | price),
-    )  # fmt: skip
+        input=draw(price),
+        output=draw(price),
+        cache_read=draw(price),
+        cache_write_5m=draw(price),
+        cache_write_1h=draw(price),
+        reasoning=draw(st.none() | price),
+    )
     input_tokens = draw(st.integers(min_value=0, max_value=2_000_000))
     output_tokens = draw(st.integers(min_value=0, max_value=200_000))
     cut = sorted(draw(st.lists(st.integers(0, input_tokens), min_size=3, max_size=3)))
     split = [cut[0], cut[1] - cut[0], cut[2] - cut[1], input_tokens - cut[2]]
     reasoning = draw(st.integers(min_value=0, max_value=output_tokens))
     reported = Tokens(
-        input_uncached=split[0], cache_read=split[1], cache_write_5m=split[2], cache_write_1h=split[3],
-        output=output_tokens, reasoning=reasoning,
-    )  # fmt: skip
+        input_uncached=split[0],
+        cache_read=split[1],
+        cache_write_5m=split[2],
+        cache_write_1h=split[3],
+        output=output_tokens,
+        reasoning=reasoning,
+    )
     return prices, input_tokens, output_tokens, reported
 
 
@@ -44,8 +52,9 @@ def test_settled_charge_never_exceeds_the_worst_case_hold(case, markup_bps, byok
 
 def test_a_one_hour_cache_write_is_priced_into_the_hold():
     """The case that overdrew a $0.01 balance: input at the plain price left the 1h write uncovered."""
-    claude = Prices(input=3_000_000, output=15_000_000, cache_read=300_000, cache_write_5m=3_750_000,
-                    cache_write_1h=6_000_000)  # fmt: skip
+    claude = Prices(
+        input=3_000_000, output=15_000_000, cache_read=300_000, cache_write_5m=3_750_000, cache_write_1h=6_000_000
+    )
     worst = worst_case_cost_micros(input_tokens=10_000, output_tokens=100, prices=claude)
     written = cost_micros(Tokens(cache_write_1h=10_000, output=100), claude)
     assert worst == written == 61_500

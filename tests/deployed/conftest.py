@@ -72,15 +72,25 @@ class Stack:
 
     def make(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A Makefile target against this stack (its data dir), as the README shows it."""
-        return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, env=self.env, capture_output=True,
-                              text=True, timeout=timeout)  # fmt: skip
+        return subprocess.run(
+            ["make", "--no-print-directory", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def login(self, email: str, password: str) -> requests.Session:
         session = requests.Session()
         session.get(f"{self.base_url}/accounts/login/", timeout=10).raise_for_status()
         form = {"username": email, "password": password, "csrfmiddlewaretoken": session.cookies["csrftoken"]}
-        response = session.post(f"{self.base_url}/accounts/login/", data=form, timeout=10,
-                                headers={"Referer": f"{self.base_url}/accounts/login/"})  # fmt: skip
+        response = session.post(
+            f"{self.base_url}/accounts/login/",
+            data=form,
+            timeout=10,
+            headers={"Referer": f"{self.base_url}/accounts/login/"},
+        )
         response.raise_for_status()
         assert "sessionid" in session.cookies, f"login as {email} failed"
         return session
@@ -88,8 +98,13 @@ class Stack:
 
 def _stack_env(port: int, sim_port: int, data_dir: Path) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name not in OUTER_ENV}
-    env.update(PORT=str(port), SIM_PORT=str(sim_port), TOKENWAY_DATA_DIR=str(data_dir),
-               STRIPE_PORT=str(free_port()), STRIPE_METER_PORT=str(free_port()))  # fmt: skip
+    env.update(
+        PORT=str(port),
+        SIM_PORT=str(sim_port),
+        TOKENWAY_DATA_DIR=str(data_dir),
+        STRIPE_PORT=str(free_port()),
+        STRIPE_METER_PORT=str(free_port()),
+    )
     return env
 
 
@@ -142,8 +157,14 @@ def running_stack(label: str = "deployed", *, extra_env: dict[str, str] | None =
     env = {**_stack_env(port, sim_port, data_dir), **(extra_env or {})}
     started = time.monotonic()
     with log.open("wb") as out:
-        process = subprocess.Popen(["make", "--no-print-directory", "run"], cwd=ROOT, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            ["make", "--no-print-directory", "run"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     stack = Stack(process=process, port=port, sim_port=sim_port, data_dir=data_dir, log=log, env=env)
     try:
         _wait_for_banner(stack)

@@ -43,8 +43,9 @@ def _cli(package: str, version: str, binary: str) -> Path:
 
 
 def _generations(stack, key: str) -> list[dict[str, object]]:
-    response = requests.get(f"{stack.base_url}/api/v1/generations?limit=50",
-                            headers={"Authorization": f"Bearer {key}"}, timeout=10)  # fmt: skip
+    response = requests.get(
+        f"{stack.base_url}/api/v1/generations?limit=50", headers={"Authorization": f"Bearer {key}"}, timeout=10
+    )
     assert response.status_code == 200, response.text
     return list(response.json()["data"])
 
@@ -71,11 +72,21 @@ def test_claude_code_three_turns_with_its_default_model(stack, own_key, tmp_path
         "ANTHROPIC_AUTH_TOKEN",
     ):
         env.pop(name, None)  # the CLI's own default model, as a user runs it
-    turns = (["-p", "Say hello in five words."], ["-p", "Now say goodbye.", "--continue"],
-             ["-p", "And thank you.", "--continue"])  # fmt: skip
+    turns = (
+        ["-p", "Say hello in five words."],
+        ["-p", "Now say goodbye.", "--continue"],
+        ["-p", "And thank you.", "--continue"],
+    )
     for args in turns:
-        result = subprocess.run([str(claude), *args, "--tools", ""], env=env, cwd=work, stdin=subprocess.DEVNULL,
-                                capture_output=True, text=True, timeout=180)  # fmt: skip
+        result = subprocess.run(
+            [str(claude), *args, "--tools", ""],
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         assert result.stdout.strip()
     answered = [g for g in _generations(stack, own_key) if g.get("status") == "ok"]
@@ -104,8 +115,9 @@ def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_pa
     # The simulated model calls the tool a prompt names (sim/directed.py); exec_command is Codex's shell tool.
     prompt = f'Call the tool exec_command with {{"cmd": "echo {MARKER}"}}'
     command = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", prompt]
-    result = subprocess.run(command, env=env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                            timeout=240)  # fmt: skip
+    result = subprocess.run(
+        command, env=env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert result.stdout.strip()
     assert f"echo {MARKER}" in result.stderr  # the command Codex ran for the model

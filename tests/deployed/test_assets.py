@@ -14,8 +14,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 
 PUBLIC_PAGES = ["/", "/leaderboard/", "/models/deepseek-v3.2/", "/accounts/login/", "/accounts/signup/",
                 "/api/docs/"]  # fmt: skip
-DEMO_PAGES = ["/console/demo/", *(f"/console/demo/{p}/" for p in
-              ("keys", "usage", "requests", "playground", "billing", "team", "routing", "credentials"))]  # fmt: skip
+DEMO_PAGES = [
+    "/console/demo/",
+    *(
+        f"/console/demo/{p}/"
+        for p in ("keys", "usage", "requests", "playground", "billing", "team", "routing", "credentials")
+    ),
+]
 STAFF_PAGES = ["/ops/billing/", "/admin/"]
 YEAR_S = 365 * 24 * 3600
 

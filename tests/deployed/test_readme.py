@@ -26,8 +26,9 @@ def _python_blocks() -> list[str]:
 
 
 def test_the_banner_curl_works_as_printed(stack):
-    result = subprocess.run(["bash", "-c", curl_from_banner(stack.banner()) + " --fail -sS"], capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        ["bash", "-c", curl_from_banner(stack.banner()) + " --fail -sS"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert '"choices"' in result.stdout
 
@@ -57,8 +58,9 @@ def test_the_readme_shows_management_commands():
 
 @pytest.mark.parametrize("command", _management_commands())
 def test_readme_management_command_runs_as_written(stack, command):
-    result = subprocess.run(["bash", "-c", command], cwd=ROOT, env=stack.env, capture_output=True, text=True,
-                            timeout=180)  # fmt: skip
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=180
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     if "create_api_key" in command:
         key = result.stdout.strip()
@@ -69,9 +71,14 @@ def test_readme_management_command_runs_as_written(stack, command):
 
 def test_devstack_exec_runs_a_command_against_the_running_stack(stack):
     code = "import os; print(os.environ['DATABASE_URL']); print(os.environ['REDIS_URL'])"
-    result = subprocess.run([sys.executable, "-m", "devtools.devstack", "exec", "--", sys.executable, "-c", code],
-                            cwd=ROOT, env={**stack.env, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"},
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "devtools.devstack", "exec", "--", sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**stack.env, "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert str(stack.data_dir) in result.stdout  # the embedded PostgreSQL's socket lives under the data dir
 
@@ -93,8 +100,14 @@ def _readme_command(pattern: str) -> str:
 
 @contextmanager
 def _background(command: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    process = subprocess.Popen(["bash", "-c", command], cwd=ROOT, env=env, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield process
     finally:
@@ -113,8 +126,9 @@ def test_the_readme_standalone_gateway_serves_next_to_the_running_stack(stack):
     port = free_port()
     with _background(command.replace("8001", str(port)), stack.env):
         wait_for_port(port, timeout=60)
-        response = requests.get(f"http://127.0.0.1:{port}/v1/models", headers={"Authorization": f"Bearer {stack.key}"},
-                                timeout=10)  # fmt: skip
+        response = requests.get(
+            f"http://127.0.0.1:{port}/v1/models", headers={"Authorization": f"Bearer {stack.key}"}, timeout=10
+        )
     assert response.status_code == 200, response.text
     assert "deepseek-v3.2" in response.text
 

@@ -31,9 +31,12 @@ def test_openai_sdk_chat_completion(openai_client):
 
 def test_openai_sdk_stream(openai_client):
     stream = openai_client.chat.completions.create(
-        model="deepseek-v3.2", messages=[{"role": "user", "content": "Hi"}], max_tokens=64, stream=True,
+        model="deepseek-v3.2",
+        messages=[{"role": "user", "content": "Hi"}],
+        max_tokens=64,
+        stream=True,
         stream_options={"include_usage": True},
-    )  # fmt: skip
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text

@@ -45,14 +45,23 @@ def test_snapshot_carries_intervals_truth_factors_and_open_incidents():
 
     computed = compute([], [_price_row(920, 1300) for _ in range(4)], None)
     Aggregate.objects.create(
-        offering_id=9, region=ALL_REGIONS, window="1h", computed_at=timezone.now(), n=4,
+        offering_id=9,
+        region=ALL_REGIONS,
+        window="1h",
+        computed_at=timezone.now(),
+        n=4,
         metrics={**computed.metrics, "availability": {"value": 0.9, "lo": 0.6, "hi": 0.98, "n": 10}},
         flags=computed.flags,
-    )  # fmt: skip
+    )
     Incident.objects.create(
-        offering_id=9, region=ALL_REGIONS, metric="ttft", direction="worse", opened_at=timezone.now(),
-        baseline=500.0, observed=2500.0,
-    )  # fmt: skip
+        offering_id=9,
+        region=ALL_REGIONS,
+        metric="ttft",
+        direction="worse",
+        opened_at=timezone.now(),
+        baseline=500.0,
+        observed=2500.0,
+    )
     stats = build_snapshot().stats[ALL_REGIONS]["9"]
     assert stats.price_n == 4 and stats.overcount_factor == pytest.approx(1.15)
     assert stats.billed_ratio == pytest.approx(1.3) and stats.availability_lo == 0.6

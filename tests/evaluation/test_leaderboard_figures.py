@@ -139,13 +139,24 @@ def test_unknown_filters_and_values_are_400_in_the_error_shape(client, board, pa
 def test_open_incidents_are_on_rows_and_listed_per_offering(client, board, redis_client):
     busy, thin, now = board
     Incident.objects.create(
-        offering_id=busy.offering_id, region="shanghai", metric="ttft", direction="worse",
-        opened_at=now - dt.timedelta(minutes=7), baseline=6.5, observed=7.6,
-    )  # fmt: skip
+        offering_id=busy.offering_id,
+        region="shanghai",
+        metric="ttft",
+        direction="worse",
+        opened_at=now - dt.timedelta(minutes=7),
+        baseline=6.5,
+        observed=7.6,
+    )
     Incident.objects.create(
-        offering_id=busy.offering_id, region="beijing", metric="availability", direction="worse",
-        opened_at=now - dt.timedelta(hours=2), closed_at=now - dt.timedelta(hours=1), baseline=0.0, observed=0.5,
-    )  # fmt: skip
+        offering_id=busy.offering_id,
+        region="beijing",
+        metric="availability",
+        direction="worse",
+        opened_at=now - dt.timedelta(hours=2),
+        closed_at=now - dt.timedelta(hours=1),
+        baseline=0.0,
+        observed=0.5,
+    )
     snapshot_publish(client=redis_client, snapshot=build_snapshot())  # new version: fresh responses
     row = _rows(client, window="1h")[busy.offering_id]
     assert [(i["region"], i["metric"], i["direction"]) for i in row["incidents"]] == [("shanghai", "ttft", "worse")]

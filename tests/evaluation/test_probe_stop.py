@@ -37,8 +37,7 @@ def test_a_stop_cuts_the_stalled_probes_short_and_keeps_the_finished_ones(timed_
     stop = threading.Event()
     threading.Timer(8.0, stop.set).start()  # a price probe answers in ~2 s, the stall lasts 60
     started = time.monotonic()
-    results = asyncio.run(run_jobs([Job(stalled, "price"), Job(quick, "price")], by_id,
-                                   region="beijing", stop=stop))  # fmt: skip
+    results = asyncio.run(run_jobs([Job(stalled, "price"), Job(quick, "price")], by_id, region="beijing", stop=stop))
     elapsed = time.monotonic() - started
     assert elapsed < 20, elapsed  # the batch ended at the stop, not after the 60 s stall
     assert [job.offering_id for job, _ in results] == [quick]

@@ -155,8 +155,14 @@ def test_rollup_metrics_match_the_raw_row_statistics(week):
 
 
 def test_a_late_row_lands_in_its_minute_hour_and_day(week):
-    late = mixed_rows(offering_ids=[2], regions=["beijing"], start=END - dt.timedelta(hours=30),
-                      end=END - dt.timedelta(hours=29), count=40, seed=9)  # fmt: skip
+    late = mixed_rows(
+        offering_ids=[2],
+        regions=["beijing"],
+        start=END - dt.timedelta(hours=30),
+        end=END - dt.timedelta(hours=29),
+        count=40,
+        seed=9,
+    )
     _write(late)  # written now, started 29-30 hours ago
     for window in ("24h", "7d"):
         start = window_start(window, END)
@@ -207,8 +213,16 @@ def test_incremental_refresh_equals_a_full_recompute(week):
         (NOW + dt.timedelta(minutes=9), END + dt.timedelta(minutes=2)),  # several minutes enter and leave
     ]
     for seed, (now, at) in enumerate(steps):
-        _write(mixed_rows(offering_ids=[2], regions=["beijing"], start=at, end=at + dt.timedelta(seconds=50),
-                          count=6, seed=20 + seed))  # fmt: skip
+        _write(
+            mixed_rows(
+                offering_ids=[2],
+                regions=["beijing"],
+                start=at,
+                end=at + dt.timedelta(seconds=50),
+                count=6,
+                seed=20 + seed,
+            )
+        )
         recomputed = {w: aggregates_refresh(window=w, prices=PRICES, now=now) for w in WINDOWS}
         incremental = _aggregates()
         full = {w: aggregates_refresh(window=w, prices=PRICES, now=now, full=True) for w in WINDOWS}

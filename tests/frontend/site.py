@@ -24,8 +24,9 @@ class SitePage:
     status: int = 200
 
 
-def measure(offering, *, ttft: float, tps: float, n: int, region: str = "all", window: str = "24h", hit: float = 0.0,
-            flags=()):  # fmt: skip
+def measure(
+    offering, *, ttft: float, tps: float, n: int, region: str = "all", window: str = "24h", hit: float = 0.0, flags=()
+):
     from evaluation.models import Aggregate
 
     metric = lambda v: {"value": v, "lo": v * 0.9, "hi": v * 1.1, "n": n}  # noqa: E731
@@ -34,9 +35,11 @@ def measure(offering, *, ttft: float, tps: float, n: int, region: str = "all", w
         "error_rate": metric(0.01), "cache_hit_ratio": metric(hit),
     }  # fmt: skip
     Aggregate.objects.update_or_create(
-        offering_id=offering.pk, region=region, window=window,
+        offering_id=offering.pk,
+        region=region,
+        window=window,
         defaults={"computed_at": timezone.now(), "n": n, "metrics": metrics, "flags": list(flags)},
-    )  # fmt: skip
+    )
 
 
 def history(offerings, *, hours: int = 24, per_hour: int = 6) -> None:
@@ -51,16 +54,34 @@ def history(offerings, *, hours: int = 24, per_hour: int = 6) -> None:
 
     now = timezone.now()
     rows = [
-        ProbeResult(offering_id=o.pk, region="beijing", kind=ProbeKind.PERFORMANCE, variant="1k",
-                    started_at=now - dt.timedelta(hours=h, minutes=10 * k), ttft_ms=300 + 150 * i + 8 * h + 5 * k,
-                    tps=60 - 8 * i + (h % 5), total_ms=2000, input_tokens=1000, output_tokens=200)
-        for i, o in enumerate(offerings) for h in range(hours) for k in range(per_hour)
-    ]  # fmt: skip
+        ProbeResult(
+            offering_id=o.pk,
+            region="beijing",
+            kind=ProbeKind.PERFORMANCE,
+            variant="1k",
+            started_at=now - dt.timedelta(hours=h, minutes=10 * k),
+            ttft_ms=300 + 150 * i + 8 * h + 5 * k,
+            tps=60 - 8 * i + (h % 5),
+            total_ms=2000,
+            input_tokens=1000,
+            output_tokens=200,
+        )
+        for i, o in enumerate(offerings)
+        for h in range(hours)
+        for k in range(per_hour)
+    ]
     with transaction.atomic():
         ProbeResult.objects.bulk_create(rows)
         rollups_add(rows)
-    Incident.objects.create(offering_id=offerings[0].pk, region="beijing", metric="ttft", direction="worse",
-                            opened_at=now - dt.timedelta(hours=3), baseline=320, observed=540)  # fmt: skip
+    Incident.objects.create(
+        offering_id=offerings[0].pk,
+        region="beijing",
+        metric="ttft",
+        direction="worse",
+        opened_at=now - dt.timedelta(hours=3),
+        baseline=320,
+        observed=540,
+    )
 
 
 def populate(personas, catalog) -> list[SitePage]:
@@ -76,11 +97,22 @@ def populate(personas, catalog) -> list[SitePage]:
     key = issue_key(personas.tenant, name="ci-bot")[0]
     now = time.time()
     rejected = replace(
-        make_event(personas.tenant.pk, key.pk, request_id=REQUEST_REJECTED, status="rejected", http_status=429,
-                   error_code="key_rate_limited", tokens=Tokens(), offering_id=None, provider=None, cost_micros=0,
-                   charge_micros=0, finished_at=now - 5),
+        make_event(
+            personas.tenant.pk,
+            key.pk,
+            request_id=REQUEST_REJECTED,
+            status="rejected",
+            http_status=429,
+            error_code="key_rate_limited",
+            tokens=Tokens(),
+            offering_id=None,
+            provider=None,
+            cost_micros=0,
+            charge_micros=0,
+            finished_at=now - 5,
+        ),
         prices=None,
-    )  # fmt: skip
+    )
     served = make_event(personas.tenant.pk, key.pk, request_id=REQUEST_OK, finished_at=now - 10, markup_bps=2500)
     usage_ingest(events=[served, rejected])
     t = "/console/acme/"

@@ -163,9 +163,12 @@ def test_existing_account_signs_in_with_its_password_and_joins(client, owner):
 def test_member_already_gets_a_link_to_the_console(client, owner, developer):
     # An invitation made before they joined some other way (the service refuses to invite a member).
     Invitation.objects.create(
-        tenant=owner.tenant, email=developer.user.email, role="viewer", token_hash=token_hash("tok-member"),
+        tenant=owner.tenant,
+        email=developer.user.email,
+        role="viewer",
+        token_hash=token_hash("tok-member"),
         expires_at=timezone.now() + timedelta(days=1),
-    )  # fmt: skip
+    )
     client.force_login(developer.user)
     before = snapshot_rows()
     for response in (client.get("/accounts/invitations/tok-member/"), client.post("/accounts/invitations/tok-member/")):

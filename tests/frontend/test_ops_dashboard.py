@@ -23,15 +23,32 @@ def books(personas, catalog, redis_client):
     demo_credit_ensure(personas.tenant)  # $50 through the ledger: the prepaid liability
     TopUp.objects.create(tenant=personas.tenant, amount_micros=20_000_000, status="succeeded", completed_at=now)
     TopUp.objects.create(tenant=personas.tenant, amount_micros=5_000_000, status="failed")
-    PaymentReversal.objects.create(stripe_id="re_1", kind="refund", tenant=personas.tenant, amount_micros=3_000_000,
-                                   status="succeeded")  # fmt: skip
-    PaymentReversal.objects.create(stripe_id="dp_1", kind="dispute", tenant=personas.tenant, amount_micros=1_000_000,
-                                   status="lost")  # fmt: skip
-    MeterEvent.objects.create(identifier="gen-m1", tenant=personas.tenant, customer_id="cus_1", value=1200,
-                              timestamp=now, created_at=now - timedelta(seconds=90), attempts=3,
-                              last_error="stripe 500")  # fmt: skip
-    MeterEvent.objects.create(identifier="gen-m2", tenant=personas.tenant, customer_id="cus_1", value=800,
-                              timestamp=now, created_at=now, status=MeterStatus.SENT, sent_at=now)  # fmt: skip
+    PaymentReversal.objects.create(
+        stripe_id="re_1", kind="refund", tenant=personas.tenant, amount_micros=3_000_000, status="succeeded"
+    )
+    PaymentReversal.objects.create(
+        stripe_id="dp_1", kind="dispute", tenant=personas.tenant, amount_micros=1_000_000, status="lost"
+    )
+    MeterEvent.objects.create(
+        identifier="gen-m1",
+        tenant=personas.tenant,
+        customer_id="cus_1",
+        value=1200,
+        timestamp=now,
+        created_at=now - timedelta(seconds=90),
+        attempts=3,
+        last_error="stripe 500",
+    )
+    MeterEvent.objects.create(
+        identifier="gen-m2",
+        tenant=personas.tenant,
+        customer_id="cus_1",
+        value=800,
+        timestamp=now,
+        created_at=now,
+        status=MeterStatus.SENT,
+        sent_at=now,
+    )
     history(catalog[:1], hours=2, per_hour=3)  # 6 probes of 1,000 in / 200 out tokens each
     return personas
 
@@ -81,13 +98,20 @@ def test_dashboard_shows_each_offerings_drift_and_the_over_count_disputed(person
     from tests.metering.conftest import PRICES, make_event
 
     flagged = OfferingStats(offering_id=7, n=40, flags=("token_overcount",), price_n=40, overcount_factor=1.15)
-    snapshot_publish(client=redis_client, snapshot=StatsSnapshot(version=0, generated_at=time.time(), window="1h",
-                                                                 stats={"all": {"7": flagged}}))  # fmt: skip
+    snapshot_publish(
+        client=redis_client,
+        snapshot=StatsSnapshot(version=0, generated_at=time.time(), window="1h", stats={"all": {"7": flagged}}),
+    )
     true = Tokens(input_uncached=1_000, cache_read=800, output=300, reasoning=50)
-    reported = replace(true, input_uncached=math.ceil(1_000 * 1.15), output=math.ceil(300 * 1.15),
-                       reasoning=math.ceil(50 * 1.15))  # fmt: skip
-    usage_ingest(events=[make_event(personas.tenant.pk, request_id="req_drift", offering_id=7, tokens=reported),
-                         make_event(personas.tenant.pk, request_id="req_honest", offering_id=8, tokens=true)])  # fmt: skip
+    reported = replace(
+        true, input_uncached=math.ceil(1_000 * 1.15), output=math.ceil(300 * 1.15), reasoning=math.ceil(50 * 1.15)
+    )
+    usage_ingest(
+        events=[
+            make_event(personas.tenant.pk, request_id="req_drift", offering_id=7, tokens=reported),
+            make_event(personas.tenant.pk, request_id="req_honest", offering_id=8, tokens=true),
+        ]
+    )
     response = _staff(personas).get("/ops/billing/")
     rows = {row["offering_id"]: row for row in response.context["d"]["drift"]}
     over = cost_micros(reported, PRICES) - cost_micros(true, PRICES)

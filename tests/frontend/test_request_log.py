@@ -40,8 +40,12 @@ def _rejected(tenant_id: int, key_id: int, **overrides):
 
 
 def test_rejected_calls_are_listed_with_status_and_reason_and_open_their_record(personas, key):
-    usage_ingest(events=[make_event(personas.tenant.pk, key.pk, request_id="gen-ok", finished_at=T0),
-                         _rejected(personas.tenant.pk, key.pk, request_id="gen-rej", finished_at=T0 + 1)])  # fmt: skip
+    usage_ingest(
+        events=[
+            make_event(personas.tenant.pk, key.pk, request_id="gen-ok", finished_at=T0),
+            _rejected(personas.tenant.pk, key.pk, request_id="gen-rej", finished_at=T0 + 1),
+        ]
+    )
     page = _client(personas.developer).get("/console/acme/requests/").content.decode()
     assert page.index('data-request-id="gen-rej"') < page.index('data-request-id="gen-ok"')  # newest first
     assert "key_rate_limited" in page and "rejected 429" in page
@@ -62,8 +66,9 @@ def test_the_log_and_the_record_speak_chinese(personas, key):
 
 
 def test_older_requests_page_with_a_cursor_and_a_bad_cursor_gives_the_first_page(personas, key):
-    usage_ingest(events=[make_event(personas.tenant.pk, key.pk, request_id=f"gen-{i:02}", finished_at=T0 + i)
-                         for i in range(55)])  # fmt: skip
+    usage_ingest(
+        events=[make_event(personas.tenant.pk, key.pk, request_id=f"gen-{i:02}", finished_at=T0 + i) for i in range(55)]
+    )
     client = _client(personas.owner)
     first = client.get("/console/acme/requests/")
     cursor = first.context["next_cursor"]

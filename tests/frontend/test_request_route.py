@@ -23,9 +23,12 @@ CANDIDATES = (
 def test_request_detail_lists_candidates_with_verdicts_parts_and_flags(personas, language, heading):
     key = issue_key(personas.tenant, name="ci-bot")[0]
     event = make_event(
-        personas.tenant.pk, key.pk, request_id="gen-why", route_reason="balanced:deepseek:ttft",
+        personas.tenant.pk,
+        key.pk,
+        request_id="gen-why",
+        route_reason="balanced:deepseek:ttft",
         route_candidates=CANDIDATES,
-    )  # fmt: skip
+    )
     usage_ingest(events=[event])
     client = Client()
     client.force_login(personas.developer)

@@ -92,6 +92,10 @@ def test_every_page_is_chinese_in_zh_hans(personas, catalog, redis_client):
 
 
 def test_the_checker_sees_english():
-    assert english_words("<p>需要更多数据 <span title='needs more data'>x</span></p><script>var hello</script>", ALLOWED) == [
-        "data", "more", "needs",
-    ]  # fmt: skip
+    assert english_words(
+        "<p>需要更多数据 <span title='needs more data'>x</span></p><script>var hello</script>", ALLOWED
+    ) == [
+        "data",
+        "more",
+        "needs",
+    ]

@@ -151,7 +151,10 @@ def billing_gateway(
     apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=billing_fleet.base_url)
     version = publish_catalog()
     catalog = billing_gateway_thread.gateway.catalog
-    wait_until(lambda: catalog.catalog and catalog.catalog.version == version, timeout=5,
-               message="the gateway sees the catalog")  # fmt: skip
+    wait_until(
+        lambda: catalog.catalog and catalog.catalog.version == version,
+        timeout=5,
+        message="the gateway sees the catalog",
+    )
     requests.post(f"{billing_fleet.base_url}/_sim/reset", timeout=5)
     return billing_gateway_thread

@@ -44,8 +44,9 @@ def _database_url() -> str:
 
 
 def _consume(name: str, env: dict[str, str], log: Path) -> int:
-    process = spawn([sys.executable, str(ROOT / "manage.py"), "consume_usage", "--until-idle", "--name", name],
-                    env=env, log=log)  # fmt: skip
+    process = spawn(
+        [sys.executable, str(ROOT / "manage.py"), "consume_usage", "--until-idle", "--name", name], env=env, log=log
+    )
     try:
         return process.wait(timeout=120)
     finally:

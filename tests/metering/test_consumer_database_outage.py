@@ -30,8 +30,9 @@ def test_the_batch_is_applied_once_after_the_database_returns(tenant, redis_clie
             raise outages.pop(0)
         return usage_ingest(**kwargs)
 
-    consumer = UsageConsumer(client=redis_client, name="db-outage", after_batch=lambda _: None,
-                             ingest=ingest_while_down)  # fmt: skip
+    consumer = UsageConsumer(
+        client=redis_client, name="db-outage", after_batch=lambda _: None, ingest=ingest_while_down
+    )
     handled = consumer.run(until=time.monotonic() + 1.5, block_ms=50)
     assert outages == []  # both failures were met and survived
     assert handled == 5

@@ -130,8 +130,11 @@ def _scenario(tmp_path: Path, tenant, meter_emulator: str, settings, count: int)
         # A new consumer under another name takes over c1's unacked entries with XAUTOCLAIM, which claims only
         # entries idle for TOKENWAY_CLAIM_MIN_IDLE_MS: wait until every pending entry is that old.
         fresh = redis.Redis.from_url(server.url)
-        wait_until(lambda: _all_pending_idle(fresh, min_idle_ms=CLAIM_MIN_IDLE_MS), timeout=10,
-                   message="c1's pending entries never reached the claim idle time")  # fmt: skip
+        wait_until(
+            lambda: _all_pending_idle(fresh, min_idle_ms=CLAIM_MIN_IDLE_MS),
+            timeout=10,
+            message="c1's pending entries never reached the claim idle time",
+        )
         assert _run(["consume_usage", "--until-idle", "--name", "c2"], env, log) == 0
         assert _run(push, env, log) == 0
         client = redis.Redis.from_url(server.url)

@@ -22,8 +22,13 @@ from tests.metering.conftest import make_event
 
 pytestmark = [pytest.mark.django_db, pytest.mark.local_servers]
 COST_FIELDS = {
-    "cost_micros", "provider_cost_micros", "computed_cost_micros", "reported_cost_micros", "margin_micros", "cost",
-}  # fmt: skip
+    "cost_micros",
+    "provider_cost_micros",
+    "computed_cost_micros",
+    "reported_cost_micros",
+    "margin_micros",
+    "cost",
+}
 TOPUP = 5_000_000
 
 
@@ -73,9 +78,14 @@ def test_the_record_carries_end_state_finish_reason_and_upstream_id_without_prov
     tenant, key, plaintext = funded
     tokens = Tokens(input_uncached=100, cache_write_5m=300, cache_write_1h=700, output=90, reasoning=40)
     event = make_event(
-        tenant.pk, key.pk, request_id="req_record", tokens=tokens, end_state="client_cancelled",
-        finish_reason="length", upstream_id="msg_01abc",
-    )  # fmt: skip
+        tenant.pk,
+        key.pk,
+        request_id="req_record",
+        tokens=tokens,
+        end_state="client_cancelled",
+        finish_reason="length",
+        upstream_id="msg_01abc",
+    )
     usage_ingest(events=[event])
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
@@ -96,8 +106,14 @@ def test_the_record_carries_end_state_finish_reason_and_upstream_id_without_prov
 
 def test_the_console_request_page_shows_the_record_and_no_provider_cost(funded, owner, client):
     tenant, key, _ = funded
-    event = make_event(tenant.pk, key.pk, request_id="req_page", end_state="upstream_cut", finish_reason="stop",
-                       upstream_id="chatcmpl-xyz")  # fmt: skip
+    event = make_event(
+        tenant.pk,
+        key.pk,
+        request_id="req_page",
+        end_state="upstream_cut",
+        finish_reason="stop",
+        upstream_id="chatcmpl-xyz",
+    )
     usage_ingest(events=[event])
     client.force_login(owner.user)
     page = client.get(reverse("frontend:request", args=[tenant.slug, "req_page"]))

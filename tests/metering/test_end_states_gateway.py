@@ -54,8 +54,11 @@ def _abandon(port: int, key: str) -> str:
     while received.count(b"content_block_delta") < 2:
         received += sock.recv(65536)
     sock.close()
-    return next(line.split(b":", 1)[1].strip().decode() for line in received.split(b"\r\n")
-                if line.lower().startswith(b"request-id:"))  # fmt: skip
+    return next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in received.split(b"\r\n")
+        if line.lower().startswith(b"request-id:")
+    )
 
 
 def test_completed_abandoned_and_cut_streams_reach_the_books_as_priced(gateway, sim, tenant, redis_client):  # noqa: F811
@@ -65,9 +68,12 @@ def test_completed_abandoned_and_cut_streams_reach_the_books_as_priced(gateway, 
     claude = anthropic.Anthropic(base_url=gateway.base_url, api_key=plaintext, max_retries=0, timeout=20)
 
     with claude.messages.stream(
-        model="claude-sonnet-4.5", max_tokens=2000, messages=MSG, thinking={"type": "enabled", "budget_tokens": 1024},
+        model="claude-sonnet-4.5",
+        max_tokens=2000,
+        messages=MSG,
+        thinking={"type": "enabled", "budget_tokens": 1024},
         extra_body=ONLY,
-    ) as stream:  # fmt: skip
+    ) as stream:
         final = stream.get_final_message()
         completed_id = stream.response.headers["request-id"]
     completed_billed, thinking = _billed(sim), sim_requests(sim, "anthropic", 1)[0]["sim"]["reported_usage"]
@@ -78,9 +84,10 @@ def test_completed_abandoned_and_cut_streams_reach_the_books_as_priced(gateway, 
     abandoned_billed = _billed(sim)
 
     add_fault(sim, provider="anthropic", kind="stream_cut", count=1)
-    with pytest.raises(anthropic.APIError), claude.messages.stream(
-        model="claude-haiku-4.5", max_tokens=200, messages=MSG, extra_body=ONLY
-    ) as cut:  # fmt: skip
+    with (
+        pytest.raises(anthropic.APIError),
+        claude.messages.stream(model="claude-haiku-4.5", max_tokens=200, messages=MSG, extra_body=ONLY) as cut,
+    ):
         for _ in cut:
             pass
     _ingest(redis_client, 3)

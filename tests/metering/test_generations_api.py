@@ -71,25 +71,33 @@ def test_pagination_walks_every_record_once_newest_first_even_with_equal_times(t
 
 def test_a_key_sees_only_its_own_generations(tenant, other_tenant, keys):
     (key_a, plain_a), (key_b, plain_b) = keys["a"], keys["b"]
-    usage_ingest(events=[make_event(tenant.pk, key_a.pk, request_id="req_a"),
-                         make_event(tenant.pk, key_b.pk, request_id="req_b"),
-                         make_event(other_tenant.pk, key_a.pk, request_id="req_foreign")])  # fmt: skip
+    usage_ingest(
+        events=[
+            make_event(tenant.pk, key_a.pk, request_id="req_a"),
+            make_event(tenant.pk, key_b.pk, request_id="req_b"),
+            make_event(other_tenant.pk, key_a.pk, request_id="req_foreign"),
+        ]
+    )
     assert _walk(_key_client(plain_a), "/api/v1/generations") == ["req_a"]
     assert _walk(_key_client(plain_b), "/api/v1/generations") == ["req_b"]
     refused = _key_client(plain_a).get("/api/v1/generations", {"key": key_b.pk})
     assert refused.status_code == 400 and refused.json()["error"] == {
-        "code": "unknown_field", "message": "is not a known field", "param": "key"
-    }  # fmt: skip
+        "code": "unknown_field",
+        "message": "is not a known field",
+        "param": "key",
+    }
     assert APIClient().get("/api/v1/generations").status_code in (401, 403)
 
 
 def test_session_lists_the_tenants_generations_with_filters(tenant, owner, keys, api_client_for):
     (key_a, _), (key_b, _) = keys["a"], keys["b"]
-    usage_ingest(events=[
-        make_event(tenant.pk, key_a.pk, request_id="ok_a", finished_at=T0 + 1),
-        make_event(tenant.pk, key_b.pk, request_id="ok_b", model="glm-5.1", provider="zhipu", finished_at=T0 + 2),
-        _rejected(tenant.pk, key_b.pk, request_id="rej_b", finished_at=T0 + 3),
-    ])  # fmt: skip
+    usage_ingest(
+        events=[
+            make_event(tenant.pk, key_a.pk, request_id="ok_a", finished_at=T0 + 1),
+            make_event(tenant.pk, key_b.pk, request_id="ok_b", model="glm-5.1", provider="zhipu", finished_at=T0 + 2),
+            _rejected(tenant.pk, key_b.pk, request_id="rej_b", finished_at=T0 + 3),
+        ]
+    )
     client = api_client_for(owner)
     url = f"/api/v1/tenants/{tenant.slug}/generations/"
     assert _walk(client, url) == ["rej_b", "ok_b", "ok_a"]
@@ -102,8 +110,11 @@ def test_session_lists_the_tenants_generations_with_filters(tenant, owner, keys,
     assert _walk(client, url, until=stamp) == ["ok_a"]
     [item] = client.get(url, {"status": "rejected"}).json()["data"]
     assert (item["status"], item["http_status"], item["error_code"], item["key_id"]) == (
-        "rejected", 402, "insufficient_balance", key_b.pk,
-    )  # fmt: skip
+        "rejected",
+        402,
+        "insufficient_balance",
+        key_b.pk,
+    )
     assert item["charge_micros"] == 0 and item["provider"] == ""
     assert "cost_micros" not in item  # provider cost is staff data (test_tenant_facing_cost)
 
@@ -133,8 +144,9 @@ def test_bad_parameters_are_a_precise_400(tenant, owner, keys, api_client_for, p
         assert (error["code"], error["param"]) == (code, param) and error["message"]
 
 
-def test_a_foreign_key_filter_is_400_and_an_outsider_sees_nothing(tenant, other_tenant, owner, outsider, keys,
-                                                                  api_client_for):  # fmt: skip
+def test_a_foreign_key_filter_is_400_and_an_outsider_sees_nothing(
+    tenant, other_tenant, owner, outsider, keys, api_client_for
+):
     foreign_key, _ = issue_key(other_tenant, name="theirs")
     usage_ingest(events=[make_event(tenant.pk, keys["a"][0].pk, request_id="ours")])
     mine = api_client_for(owner).get(f"/api/v1/tenants/{tenant.slug}/generations/", {"key": foreign_key.pk})
@@ -156,8 +168,11 @@ def test_rejected_usage_has_no_journal_and_reconciliation_does_not_flag_it(tenan
     assert set(Journal.objects.values_list("key", flat=True)) == {"usage:ok"}
     record = UsageRecord.objects.get(request_id="rej")
     assert (record.status, record.http_status, record.error_code, record.charge_micros) == (
-        "rejected", 402, "insufficient_balance", 0,
-    )  # fmt: skip
+        "rejected",
+        402,
+        "insufficient_balance",
+        0,
+    )
     assert check_usage_has_journal() == []
     start, end = datetime.fromtimestamp(time.time() - 60, tz=UTC), datetime.fromtimestamp(time.time() + 60, tz=UTC)
     [usage] = tenant_usage(tenant_id=tenant.pk, start=start, end=end, group="key")
@@ -168,8 +183,9 @@ def test_rejected_usage_has_no_journal_and_reconciliation_does_not_flag_it(tenan
 
 def test_last_used_at_moves_to_the_newest_event_of_a_batch_and_never_back(tenant, keys):
     (key_a, _), (key_b, _) = keys["a"], keys["b"]
-    usage_ingest(events=[make_event(tenant.pk, key_a.pk, finished_at=T0 + 5),
-                         _rejected(tenant.pk, key_a.pk, finished_at=T0 + 9)])  # fmt: skip
+    usage_ingest(
+        events=[make_event(tenant.pk, key_a.pk, finished_at=T0 + 5), _rejected(tenant.pk, key_a.pk, finished_at=T0 + 9)]
+    )
     key_a.refresh_from_db()
     assert key_a.last_used_at == datetime.fromtimestamp(T0 + 9, tz=UTC)
     assert ApiKey.objects.get(pk=key_b.pk).last_used_at is None

@@ -26,9 +26,11 @@ BODY: dict[str, Any] = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "
 
 def _call(gateway, plaintext: str) -> requests.Response:  # noqa: F811 - the fixture's value, not the fixture
     return requests.post(
-        f"{gateway.base_url}/v1/chat/completions", json=BODY, headers={"authorization": f"Bearer {plaintext}"},
+        f"{gateway.base_url}/v1/chat/completions",
+        json=BODY,
+        headers={"authorization": f"Bearer {plaintext}"},
         timeout=20,
-    )  # fmt: skip
+    )
 
 
 def _ingest(redis_client, expected: int) -> None:
@@ -64,14 +66,20 @@ def test_402_and_429_are_listed_as_rejected_and_leave_the_ledger_alone(gateway, 
     assert charged > 0 and tenant_account_balance(tenant_id=tenant.pk) == 5_000_000 - charged
     newest, oldest = _listed(tight_plain)
     assert (newest["id"], newest["status"], newest["http_status"], newest["error_code"]) == (
-        limited.headers["request-id"], "rejected", 429, "key_rate_limited",
-    )  # fmt: skip
+        limited.headers["request-id"],
+        "rejected",
+        429,
+        "key_rate_limited",
+    )
     assert newest["charge_micros"] == 0 and newest["tokens"]["output"] == 0
     assert (oldest["id"], oldest["status"]) == (ok.headers["request-id"], "ok")
     [budget] = _listed(broke_plain)
     assert (budget["id"], budget["status"], budget["http_status"], budget["error_code"]) == (
-        refused.headers["request-id"], "rejected", 402, "key_budget_exceeded",
-    )  # fmt: skip
+        refused.headers["request-id"],
+        "rejected",
+        402,
+        "key_budget_exceeded",
+    )
     assert check_usage_has_journal() == []
     tight.refresh_from_db()
     broke.refresh_from_db()

@@ -41,8 +41,12 @@ def test_the_tenant_pays_the_answer_once_and_the_cancelled_attempt_is_provider_c
     add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
     body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": True,
             "provider": {"order": ["openai", "openrouter"]}}  # fmt: skip
-    answer = requests.post(f"{hedging_gateway.base_url}/v1/chat/completions", json=body, timeout=30,
-                           headers={"authorization": f"Bearer {plaintext}"})  # fmt: skip
+    answer = requests.post(
+        f"{hedging_gateway.base_url}/v1/chat/completions",
+        json=body,
+        timeout=30,
+        headers={"authorization": f"Bearer {plaintext}"},
+    )
     assert answer.status_code == 200 and "+hedge" in answer.headers["x-tokenway-route"], answer.text
     _ingest(redis_client, 2)
     call = UsageRecord.objects.get(request_id=answer.headers["x-request-id"])

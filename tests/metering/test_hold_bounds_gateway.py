@@ -37,8 +37,9 @@ def _funded(tenant, amount: int) -> str:
 
 
 def _call(base_url: str, key: str, body: dict[str, Any]) -> tuple[int, bytes]:
-    response = requests.post(f"{base_url}/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"},
-                             timeout=20)  # fmt: skip
+    response = requests.post(
+        f"{base_url}/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}, timeout=20
+    )
     return response.status_code, response.content
 
 
@@ -97,8 +98,12 @@ def test_concurrent_reasoning_calls_with_a_tiny_max_tokens_never_consume_more_th
     credit,
 ):
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
-    wait_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=15, interval=0.01,
-               message="the gateway holds the catalog that understates deepseek-r1's reasoning")  # fmt: skip
+    wait_until(
+        lambda: _reasoning_cap(gateway, "deepseek-r1") == 0,
+        timeout=15,
+        interval=0.01,
+        message="the gateway holds the catalog that understates deepseek-r1's reasoning",
+    )
     tenant.billing_mode, tenant.credit_limit_micros = mode, credit
     tenant.save(update_fields=["billing_mode", "credit_limit_micros"])
     key = _funded(tenant, topup)
@@ -128,8 +133,9 @@ def test_a_reasoning_model_is_held_for_its_reasoning_cap_and_refused_on_a_small_
     redis_client,
 ):
     key = _funded(tenant, BALANCE)
-    status, body = _call(gateway.base_url, key, {"model": "deepseek-r1", "max_tokens": 10, "messages": MSG,
-                                                 **DEEPSEEK_ONLY})  # fmt: skip
+    status, body = _call(
+        gateway.base_url, key, {"model": "deepseek-r1", "max_tokens": 10, "messages": MSG, **DEEPSEEK_ONLY}
+    )
     assert (status, b'"insufficient_balance"' in body) == (402, True)  # 10 + 32,768 output tokens held
     events = _ingest(redis_client, 1)
     [event] = events.values()
@@ -167,8 +173,12 @@ def test_an_anthropic_caller_sees_a_stream_ended_at_its_allowance_as_an_error_ev
     redis_client,
 ):
     publish_catalog(redis_client, _understated(sim_catalog(sim.provider_url, version=2)))
-    wait_until(lambda: _reasoning_cap(gateway, "deepseek-r1") == 0, timeout=15, interval=0.01,
-               message="the gateway holds the catalog that understates deepseek-r1's reasoning")  # fmt: skip
+    wait_until(
+        lambda: _reasoning_cap(gateway, "deepseek-r1") == 0,
+        timeout=15,
+        interval=0.01,
+        message="the gateway holds the catalog that understates deepseek-r1's reasoning",
+    )
     key = _funded(tenant, BALANCE)
     # max_tokens 1: ended once our count passes 1 + 1 + 16 tokens; the simulated reasoner thinks 30 or more
     body = {"model": "deepseek-r1", "max_tokens": 1, "messages": MSG, "stream": True, **DEEPSEEK_ONLY}

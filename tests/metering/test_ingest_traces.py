@@ -125,9 +125,11 @@ def test_a_traced_gateway_call_is_billed_in_a_span_linked_to_its_trace(receiver,
     server = _serve(_traced_app(receiver), sim, redis_client)
     try:
         answer = requests.post(
-            f"{server.base_url}/v1/chat/completions", timeout=30, headers={"authorization": f"Bearer {plaintext}"},
+            f"{server.base_url}/v1/chat/completions",
+            timeout=30,
+            headers={"authorization": f"Bearer {plaintext}"},
             json={"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20},
-        )  # fmt: skip
+        )
     finally:
         server.stop()
     assert answer.status_code == 200, answer.text

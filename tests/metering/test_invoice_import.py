@@ -89,9 +89,16 @@ def test_an_invoice_counting_more_tokens_than_were_reported_reaches_the_router_a
     event = make_event(tenant.pk)  # 2,000 input and 300 output tokens, offering 7
     usage_ingest(events=[event])
     day = dt.datetime.fromtimestamp(event.finished_at, tz=dt.UTC).date()
-    ProviderInvoiceLine.objects.create(provider="deepseek", day=day, model="deepseek-v4-flash", offering_id=7,
-                                       input_tokens=2_400, output_tokens=360, amount_micros=event.cost_micros,
-                                       imported_at=dt.datetime.now(dt.UTC))  # fmt: skip
+    ProviderInvoiceLine.objects.create(
+        provider="deepseek",
+        day=day,
+        model="deepseek-v4-flash",
+        offering_id=7,
+        input_tokens=2_400,
+        output_tokens=360,
+        amount_micros=event.cost_micros,
+        imported_at=dt.datetime.now(dt.UTC),
+    )
     stats = build_snapshot().stats["all"]["7"]
     assert stats.flags == ("token_overcount",) and stats.overcount_factor == pytest.approx(1.2)
     assert stats.billed_ratio is None  # the amount matches our computation: no over-billing

@@ -56,12 +56,20 @@ def test_timestamp_window_rate_limit_and_session_expiry(meter_emulator, redis_cl
     body: dict[str, Any] = {
         "events": [{"event_name": "x", "identifier": "r2", "payload": {"stripe_customer_id": "c", "value": "1"}}]
     }
-    response = requests.post(f"{meter_emulator}/v2/billing/meter_event_stream", json=body,
-                             headers={"Authorization": f"Bearer {token}"}, timeout=5)  # fmt: skip
+    response = requests.post(
+        f"{meter_emulator}/v2/billing/meter_event_stream",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=5,
+    )
     assert response.status_code == 429
     _config(meter_emulator, rate_limit_per_s=1000, clock_offset_s=16 * 60)  # sessions last 15 minutes
-    response = requests.post(f"{meter_emulator}/v2/billing/meter_event_stream", json=body,
-                             headers={"Authorization": f"Bearer {token}"}, timeout=5)  # fmt: skip
+    response = requests.post(
+        f"{meter_emulator}/v2/billing/meter_event_stream",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=5,
+    )
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "billing_meter_event_session_expired"
     # The pusher renews an expired session by itself.

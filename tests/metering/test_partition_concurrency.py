@@ -4,7 +4,6 @@ although the partitioned tables cannot hold a request id or journal key unique b
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -18,6 +17,7 @@ from metering.ingest import usage_ingest
 from metering.ledger import JournalSpec, journals_post
 from metering.models import AccountKind, Balance, Journal, JournalLine, UsageRecord
 from tests.metering.conftest import make_event
+from tests.waiting import poll_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.local_servers]
 
@@ -55,10 +55,7 @@ def _race(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any
     threads = [threading.Thread(target=run_first), threading.Thread(target=run_second)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 20
-    while _lock_waiters() == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    waited = _lock_waiters() > 0
+    waited = poll_until(lambda: _lock_waiters() > 0, timeout=20)
     release.set()
     for thread in threads:
         thread.join(30)
@@ -85,8 +82,12 @@ def test_one_event_delivered_on_two_connections_at_once_is_billed_once(tenant):
 
 
 def test_one_journal_key_posted_on_two_connections_in_different_months_is_posted_once(tenant):
-    spec = JournalSpec("topup:pi_race", "credit_stripe", tenant.pk,
-                       [((tenant.pk, AccountKind.AVAILABLE), 5_000), ((None, AccountKind.STRIPE_CLEARING), -5_000)])  # fmt: skip
+    spec = JournalSpec(
+        "topup:pi_race",
+        "credit_stripe",
+        tenant.pk,
+        [((tenant.pk, AccountKind.AVAILABLE), 5_000), ((None, AccountKind.STRIPE_CLEARING), -5_000)],
+    )
     now = timezone.now()
 
     def post(at: Any) -> list[JournalSpec]:

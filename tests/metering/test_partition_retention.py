@@ -30,8 +30,12 @@ def scalar(sql: str, params: list[Any] | None = None) -> object:
 
 
 def promo(key: str, tenant_id: int, amount: int) -> JournalSpec:
-    return JournalSpec(key, "credit_promotion", tenant_id,
-                       [((tenant_id, AccountKind.AVAILABLE), amount), ((None, AccountKind.PROMOTIONS), -amount)])  # fmt: skip
+    return JournalSpec(
+        key,
+        "credit_promotion",
+        tenant_id,
+        [((tenant_id, AccountKind.AVAILABLE), amount), ((None, AccountKind.PROMOTIONS), -amount)],
+    )
 
 
 def balances() -> dict[int, int]:

@@ -64,8 +64,12 @@ def test_usage_lands_in_the_month_it_finished_and_a_redelivery_stamped_another_m
 
 
 def test_a_journal_key_is_posted_once_whatever_month_it_is_posted_in(tenant):
-    spec = JournalSpec("promo:once", "credit_promotion", tenant.pk,
-                       [((tenant.pk, AccountKind.AVAILABLE), 700), ((None, AccountKind.PROMOTIONS), -700)])  # fmt: skip
+    spec = JournalSpec(
+        "promo:once",
+        "credit_promotion",
+        tenant.pk,
+        [((tenant.pk, AccountKind.AVAILABLE), 700), ((None, AccountKind.PROMOTIONS), -700)],
+    )
     with transaction.atomic():
         assert journals_post(specs=[spec], at=timezone.now()) == [spec]
     with transaction.atomic():
@@ -82,8 +86,10 @@ def test_update_and_delete_are_refused_on_each_ledger_partition_and_usage_rows_s
     for table, where in (("metering_journal", "id = %s"), ("metering_journalline", "journal_id = %s")):
         (partition,) = holder(table, where, [journal.pk])
         assert partition == part(table, month_start(journal.created_at))
-        for sql in (f"UPDATE {partition} SET created_at = created_at WHERE {where}",
-                    f"DELETE FROM {partition} WHERE {where}"):  # fmt: skip
+        for sql in (
+            f"UPDATE {partition} SET created_at = created_at WHERE {where}",
+            f"DELETE FROM {partition} WHERE {where}",
+        ):
             with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
                 execute(sql, [journal.pk])
     assert JournalLine.objects.filter(journal=journal).count() == 4
@@ -119,8 +125,12 @@ def test_rows_beyond_the_created_months_wait_in_the_default_then_move_to_their_m
     far = month_add(month_start(timezone.now()), MONTHS_AHEAD + 6) + timedelta(days=3, hours=5)
     event = make_event(tenant.pk, request_id="req_far", finished_at=far.timestamp())
     usage_ingest(events=[event])
-    spec = JournalSpec("adjust:far", "adjustment", tenant.pk,
-                       [((tenant.pk, AccountKind.AVAILABLE), 900), ((None, AccountKind.PROMOTIONS), -900)])  # fmt: skip
+    spec = JournalSpec(
+        "adjust:far",
+        "adjustment",
+        tenant.pk,
+        [((tenant.pk, AccountKind.AVAILABLE), 900), ((None, AccountKind.PROMOTIONS), -900)],
+    )
     with transaction.atomic():
         journals_post(specs=[spec], at=far)
     journal = Journal.objects.get(key="adjust:far")

@@ -73,8 +73,11 @@ def test_enabling_postpaid_creates_the_customer_attaches_the_card_and_the_usage_
     assert response.status_code == 200, response.content
     tenant.refresh_from_db()
     assert tenant.billing_mode == "postpaid" and tenant.stripe_customer_id.startswith("cus_")
-    assert response.json() == {"billing_mode": "postpaid", "credit_limit_micros": CREDIT,
-                               "payment_method": tenant.stripe_payment_method_id}  # fmt: skip
+    assert response.json() == {
+        "billing_mode": "postpaid",
+        "credit_limit_micros": CREDIT,
+        "payment_method": tenant.stripe_payment_method_id,
+    }
     customer = stripe_client().v1.customers.retrieve(tenant.stripe_customer_id)
     assert customer.invoice_settings.default_payment_method == tenant.stripe_payment_method_id
     assert int(redis_client.get(tenant_available(tenant.pk))) == CREDIT  # the gateway lends the credit at once
@@ -92,9 +95,12 @@ def test_enabling_postpaid_creates_the_customer_attaches_the_card_and_the_usage_
 
 @pytest.mark.parametrize(
     ("payment_method", "status", "code"),
-    [("pm_card_visa_chargeDeclined", 402, "payment_method_declined"), ("pm_doesnotexist", 400, "payment_method_invalid"),
-     ("card_not_a_pm", 400, "invalid")],
-)  # fmt: skip
+    [
+        ("pm_card_visa_chargeDeclined", 402, "payment_method_declined"),
+        ("pm_doesnotexist", 400, "payment_method_invalid"),
+        ("card_not_a_pm", 400, "invalid"),
+    ],
+)
 def test_a_card_stripe_refuses_leaves_the_tenant_prepaid(
     tenant, billing_client, redis_client, localstripe, payment_method, status, code
 ):
@@ -160,8 +166,9 @@ def test_a_failing_stripe_meter_is_reported_with_its_reason(tenant, redis_client
         clients_reset()
 
 
-def test_without_stripe_configured_the_switch_is_a_409_and_nothing_changes(tenant, billing_client, redis_client,
-                                                                           settings):  # fmt: skip
+def test_without_stripe_configured_the_switch_is_a_409_and_nothing_changes(
+    tenant, billing_client, redis_client, settings
+):
     settings.STRIPE_API_KEY = ""
     before = _state(tenant, redis_client)
     response = billing_client.post(URL, {"payment_method": "pm_card_visa"}, format="json")

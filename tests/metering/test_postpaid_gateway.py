@@ -60,9 +60,14 @@ def test_postpaid_switch_through_the_gateway_bills_through_stripes_meter(
     answered = _call(client)
     request_id = answered.headers["x-request-id"]
     consumer = UsageConsumer(client=redis_client, name="postpaid-gateway", after_batch=lambda _: None)
-    wait_until(lambda: consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0
-               and UsageRecord.objects.filter(request_id=request_id).exists(), timeout=10,
-               message="the postpaid call is ingested")  # fmt: skip
+    wait_until(
+        lambda: (
+            consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0
+            and UsageRecord.objects.filter(request_id=request_id).exists()
+        ),
+        timeout=10,
+        message="the postpaid call is ingested",
+    )
     charge = UsageRecord.objects.get(request_id=request_id).charge_micros
     assert charge > 0
     assert tenant_account_balance(tenant_id=tenant.pk) == -charge  # owed

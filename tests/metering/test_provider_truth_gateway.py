@@ -74,8 +74,11 @@ def gateway(gateway_thread: ServerThread, fleet: SimHandle, redis_client: redis.
     """The demo catalog in the database (offering ids as the platform has them), published to the gateway."""
     apply_catalog_file(ROOT / "demo" / "catalog.yaml", sim_base_url=fleet.base_url)
     version = publish_catalog()
-    wait_until(lambda: gateway_thread.gateway.catalog.catalog and gateway_thread.gateway.catalog.catalog.version
-               == version, timeout=5, message="the gateway sees the catalog")  # fmt: skip
+    wait_until(
+        lambda: gateway_thread.gateway.catalog.catalog and gateway_thread.gateway.catalog.catalog.version == version,
+        timeout=5,
+        message="the gateway sees the catalog",
+    )
     requests.post(f"{fleet.base_url}/_sim/reset", timeout=5)
     return gateway_thread
 
@@ -103,9 +106,13 @@ def _ask(client: openai.OpenAI, model: str, *, stream: bool) -> str:
 
 def _ingest(redis_client: redis.Redis, expected: int) -> None:
     consumer = UsageConsumer(client=redis_client, name="truth-test", after_batch=lambda _: None)
-    wait_until(lambda: consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0
-               and UsageRecord.objects.count() >= expected,
-               timeout=10, message=f"{expected} usage records")  # fmt: skip
+    wait_until(
+        lambda: (
+            consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0 and UsageRecord.objects.count() >= expected
+        ),
+        timeout=10,
+        message=f"{expected} usage records",
+    )
 
 
 def _offering_id(model: str) -> int:
@@ -120,8 +127,9 @@ def test_reported_cost_is_booked_beside_ours_and_drift_is_found_and_flagged(gate
     for rid, model in asked.items():
         row = UsageRecord.objects.get(request_id=rid)
         assert row.provider == "openrouter" and row.reported_cost_micros is not None
-        tokens = Tokens(row.input_uncached, row.cache_read, row.cache_write_5m, row.cache_write_1h, row.output,
-                        row.reasoning)  # fmt: skip
+        tokens = Tokens(
+            row.input_uncached, row.cache_read, row.cache_write_5m, row.cache_write_1h, row.output, row.reasoning
+        )
         assert row.computed_cost_micros == cost_micros(tokens, row_prices(row)) > 0
         assert row.cost_micros == row.reported_cost_micros  # the provider's own figure is what we owe
         booked = JournalLine.objects.get(journal__key=f"usage:{rid}", account__kind=AccountKind.PROVIDER_COST)
@@ -136,8 +144,11 @@ def test_reported_cost_is_booked_beside_ours_and_drift_is_found_and_flagged(gate
 
     version = snapshot_publish(client=redis_client, snapshot=build_snapshot())
     catalog = gateway.gateway.catalog
-    wait_until(lambda: catalog.stats is not None and catalog.stats.version == version, timeout=5,
-               message="the gateway reads the stats snapshot")  # fmt: skip
+    wait_until(
+        lambda: catalog.stats is not None and catalog.stats.version == version,
+        timeout=5,
+        message="the gateway reads the stats snapshot",
+    )
     overbilled = catalog.by_id[_offering_id(OVERBILLED)]
     estimate = catalog.estimate(overbilled)
     assert "price_mismatch" in estimate.flags and estimate.last_resort

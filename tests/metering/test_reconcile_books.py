@@ -44,8 +44,12 @@ def _unbalanced_journal(tenant) -> None:
         cursor.execute("ALTER TABLE metering_journalline DISABLE TRIGGER metering_journalline_balanced")
     try:
         with transaction.atomic():
-            spec = JournalSpec(key="manual:bad", kind="adjustment", tenant_id=tenant.pk,
-                               lines=[((tenant.pk, AccountKind.AVAILABLE), 7)])  # fmt: skip
+            spec = JournalSpec(
+                key="manual:bad",
+                kind="adjustment",
+                tenant_id=tenant.pk,
+                lines=[((tenant.pk, AccountKind.AVAILABLE), 7)],
+            )
             _post_unchecked(spec)
     finally:
         with connection.cursor() as cursor:
@@ -67,19 +71,38 @@ def _credit_without_payment(tenant) -> None:
 
 
 def _refund_not_applied(tenant) -> None:
-    PaymentReversal.objects.create(stripe_id="re_lost", kind="refund", tenant=tenant, payment_intent_id="pi_1",
-                                   amount_micros=1_000_000, status="succeeded")  # fmt: skip
+    PaymentReversal.objects.create(
+        stripe_id="re_lost",
+        kind="refund",
+        tenant=tenant,
+        payment_intent_id="pi_1",
+        amount_micros=1_000_000,
+        status="succeeded",
+    )
 
 
 def _usage_without_journal(tenant) -> None:
-    UsageRecord.objects.create(request_id="req_nojournal", tenant=tenant, key_id=1, model="m", usage_source="provider",
-                               cost_micros=1, charge_micros=1, status="ok", finished_at=timezone.now(),
-                               created_at=timezone.now())  # fmt: skip
+    UsageRecord.objects.create(
+        request_id="req_nojournal",
+        tenant=tenant,
+        key_id=1,
+        model="m",
+        usage_source="provider",
+        cost_micros=1,
+        charge_micros=1,
+        status="ok",
+        finished_at=timezone.now(),
+        created_at=timezone.now(),
+    )
 
 
 def _journal_without_usage(tenant) -> None:
-    spec = JournalSpec(key="usage:req_ghost", kind="usage", tenant_id=tenant.pk,
-                       lines=[((tenant.pk, AccountKind.SPENT), 1), ((None, AccountKind.PROMOTIONS), -1)])  # fmt: skip
+    spec = JournalSpec(
+        key="usage:req_ghost",
+        kind="usage",
+        tenant_id=tenant.pk,
+        lines=[((tenant.pk, AccountKind.SPENT), 1), ((None, AccountKind.PROMOTIONS), -1)],
+    )
     with transaction.atomic():
         journals_post(specs=[spec], at=timezone.now())
 
@@ -107,9 +130,14 @@ def _invoice_over_billed(tenant) -> None:
     event = make_event(tenant.pk)
     usage_ingest(events=[event])
     day = datetime.fromtimestamp(event.finished_at, tz=UTC).date()
-    ProviderInvoiceLine.objects.create(provider="deepseek", day=day, model="deepseek-v4-flash",
-                                       offering_id=event.offering_id, amount_micros=event.cost_micros * 102 // 100,
-                                       imported_at=timezone.now())  # fmt: skip
+    ProviderInvoiceLine.objects.create(
+        provider="deepseek",
+        day=day,
+        model="deepseek-v4-flash",
+        offering_id=event.offering_id,
+        amount_micros=event.cost_micros * 102 // 100,
+        imported_at=timezone.now(),
+    )
 
 
 CASES: list[tuple[Callable[..., None], str]] = [

@@ -35,8 +35,13 @@ def _sound_usage(tenant) -> None:
     a hedge loser's provider cost only, and a refused call with no journal."""
     balance_topup(tenant=tenant, amount_micros=10_000, idempotency_key="topup:ru", source="stripe")
     usage_ingest(events=[make_event(tenant.pk), make_event(tenant.pk)])  # the second goes beyond: shortfall
-    usage_ingest(events=[make_event(tenant.pk, byok=True), make_event(tenant.pk, charge_micros=0),
-                         make_event(tenant.pk, status="rejected", charge_micros=0)])  # fmt: skip
+    usage_ingest(
+        events=[
+            make_event(tenant.pk, byok=True),
+            make_event(tenant.pk, charge_micros=0),
+            make_event(tenant.pk, status="rejected", charge_micros=0),
+        ]
+    )
 
 
 def test_a_usage_journal_one_micro_unit_off_its_row_is_found(tenant, redis_client):
@@ -45,8 +50,10 @@ def test_a_usage_journal_one_micro_unit_off_its_row_is_found(tenant, redis_clien
     event = make_event(tenant.pk, request_id="req_off_by_one")
     usage_ingest(events=[event])
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE metering_usagerecord SET charge_micros = charge_micros + 1 WHERE request_id = %s",
-                       ["req_off_by_one"])  # fmt: skip
+        cursor.execute(
+            "UPDATE metering_usagerecord SET charge_micros = charge_micros + 1 WHERE request_id = %s",
+            ["req_off_by_one"],
+        )
     [finding] = check_usage_journal_matches_row()
     assert finding.subject == "usage:req_off_by_one"
     assert finding.detail["charge"] == event.charge_micros + 1 == finding.detail["journal_spent"] + 1

@@ -24,8 +24,10 @@ def _fund(tenant, micros: int) -> None:
 
 
 def _platform(kind: str) -> int:
-    return int(Balance.objects.filter(account__tenant=None, account__kind=kind).values_list("amount_micros", flat=True)
-               .first() or 0)  # fmt: skip
+    return int(
+        Balance.objects.filter(account__tenant=None, account__kind=kind).values_list("amount_micros", flat=True).first()
+        or 0
+    )
 
 
 def test_usage_beyond_a_prepaid_balance_stops_at_zero_and_books_the_rest_to_hold_shortfall(tenant, redis_client):
@@ -67,8 +69,12 @@ def test_postpaid_usage_is_owed_not_clamped(tenant, redis_client):
 
 def test_the_database_refuses_a_debit_below_zero_on_a_prepaid_balance(tenant, redis_client):
     _fund(tenant, 1_000)
-    spec = JournalSpec(key="manual:overdraw", kind="adjustment", tenant_id=tenant.pk,
-                       lines=[((tenant.pk, AccountKind.AVAILABLE), -1_001), ((None, AccountKind.PROMOTIONS), 1_001)])  # fmt: skip
+    spec = JournalSpec(
+        key="manual:overdraw",
+        kind="adjustment",
+        tenant_id=tenant.pk,
+        lines=[((tenant.pk, AccountKind.AVAILABLE), -1_001), ((None, AccountKind.PROMOTIONS), 1_001)],
+    )
     with pytest.raises(CheckViolation, match="prepaid balance"), transaction.atomic():
         journals_post(specs=[spec], at=timezone.now())
     assert tenant_account_balance(tenant_id=tenant.pk) == 1_000

@@ -14,8 +14,11 @@ def test_an_alert_is_added_for_the_tenant_with_its_threshold_and_email(tenant):
     alert = spend_alert_add(tenant=tenant, threshold_micros=20_000_000, email="ops@acme.test")
     stored = SpendAlert.objects.get()
     assert (stored.pk, stored.tenant_id, stored.threshold_micros, stored.email) == (
-        alert.pk, tenant.pk, 20_000_000, "ops@acme.test",
-    )  # fmt: skip
+        alert.pk,
+        tenant.pk,
+        20_000_000,
+        "ops@acme.test",
+    )
     assert stored.last_fired_month == ""
 
 

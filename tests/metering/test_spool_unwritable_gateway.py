@@ -124,8 +124,10 @@ def test_answered_calls_are_billed_and_paid_work_is_refused_while_neither_redis_
     health = requests.get(f"{server.base_url}/healthz", timeout=5).json()
     assert health["status"] == "degraded"
     assert (health["usage_spool"]["refusing"], health["usage_spool"]["held"], health["usage_spool"]["lost"]) == (
-        True, 1, 0
-    )  # fmt: skip
+        True,
+        1,
+        0,
+    )
     page = requests.get(f"{server.base_url}/metrics", timeout=5).text
     assert "tokenway_gateway_refusing_paid_work 1.0" in page and "tokenway_gateway_usage_spool_unwritable 1.0" in page
     refused = [_post(server, key, *OPENAI), _post(server, key, *ANTHROPIC)]

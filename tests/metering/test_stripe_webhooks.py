@@ -105,12 +105,14 @@ def test_tampered_body_is_refused(client, tenant):
         (b"[]", "invalid_payload"),
         (b'[{"id": "evt_in_a_list"}]', "invalid_payload"),
         (b'{"id": "evt_partial", "object": "event"}', "invalid_payload"),
-        (b'{"id": "evt_no_object", "object": "event", "type": "invoice.paid", "created": 1, "data": {}}',
-         "invalid_payload"),
+        (
+            b'{"id": "evt_no_object", "object": "event", "type": "invoice.paid", "created": 1, "data": {}}',
+            "invalid_payload",
+        ),
         (b'{"id": "evt_cut", "type": ', "invalid_json"),
         (b"\xff\xfe not utf-8", "invalid_json"),
     ],
-)  # fmt: skip
+)
 def test_signed_body_that_is_not_a_stripe_event_is_400_not_a_crash(client, tenant, payload, code):
     """Regression: a correctly signed JSON array raised AttributeError inside stripe (a 500)."""
     response = _post(client, payload, _signed(payload))
@@ -154,8 +156,11 @@ def test_top_up_through_localstripe_is_credited_by_its_signed_webhook(localstrip
     card: Any = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2034, "cvc": "123"}
     method = stripe_client().v1.payment_methods.create(params={"type": "card", "card": card})
     topup = topup_start(tenant=tenant, amount_micros=20_000_000, payment_method=method.id)
-    wait_until(lambda: tenant_spendable_micros(tenant=tenant) != 0, timeout=15,
-               message="localstripe's payment_intent.succeeded webhook never credited the top-up")  # fmt: skip
+    wait_until(
+        lambda: tenant_spendable_micros(tenant=tenant) != 0,
+        timeout=15,
+        message="localstripe's payment_intent.succeeded webhook never credited the top-up",
+    )
     assert tenant_spendable_micros(tenant=tenant) == 20_000_000
     topup.refresh_from_db()
     assert topup.status == TopUpStatus.SUCCEEDED

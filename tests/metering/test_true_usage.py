@@ -36,8 +36,12 @@ FUNDS = 1_000_000
 
 def _inflated(tokens: Tokens, factor: float = FACTOR) -> Tokens:
     """What the simulated dishonest reseller reports (sim.usage.SimUsage.inflated)."""
-    return replace(tokens, input_uncached=math.ceil(tokens.input_uncached * factor),
-                   output=math.ceil(tokens.output * factor), reasoning=math.ceil(tokens.reasoning * factor))  # fmt: skip
+    return replace(
+        tokens,
+        input_uncached=math.ceil(tokens.input_uncached * factor),
+        output=math.ceil(tokens.output * factor),
+        reasoning=math.ceil(tokens.reasoning * factor),
+    )
 
 
 def _publish(redis_client, **stats: OfferingStats) -> None:
@@ -117,11 +121,18 @@ def test_a_flagged_provider_is_charged_on_the_true_count_and_the_difference_disp
 
 
 def test_honest_providers_and_factors_within_tolerance_are_charged_as_reported(funded, redis_client):
-    _publish(redis_client, **{str(OVERCOUNTING): _flag(OVERCOUNTING, 1.005),
-                              str(HONEST): OfferingStats(offering_id=HONEST, n=40, overcount_factor=1.15)})  # fmt: skip
+    _publish(
+        redis_client,
+        **{
+            str(OVERCOUNTING): _flag(OVERCOUNTING, 1.005),
+            str(HONEST): OfferingStats(offering_id=HONEST, n=40, overcount_factor=1.15),
+        },
+    )
     reported = _inflated(TRUE)
-    events = [make_event(funded.pk, request_id=f"req_{oid}", offering_id=oid, tokens=reported)
-              for oid in (OVERCOUNTING, HONEST)]  # fmt: skip
+    events = [
+        make_event(funded.pk, request_id=f"req_{oid}", offering_id=oid, tokens=reported)
+        for oid in (OVERCOUNTING, HONEST)
+    ]
     usage_ingest(events=events)
     for record in UsageRecord.objects.all():
         assert record.charge_micros == cost_micros(reported, PRICES) and record.output == reported.output
@@ -130,11 +141,13 @@ def test_honest_providers_and_factors_within_tolerance_are_charged_as_reported(f
 
 def test_our_own_estimate_byok_and_an_uncharged_end_state(funded, redis_client):
     reported = _inflated(TRUE)
-    estimated = make_event(funded.pk, request_id="req_est", offering_id=OVERCOUNTING, tokens=reported,
-                           usage_source="estimated")  # fmt: skip
+    estimated = make_event(
+        funded.pk, request_id="req_est", offering_id=OVERCOUNTING, tokens=reported, usage_source="estimated"
+    )
     byok = make_event(funded.pk, request_id="req_byok", offering_id=OVERCOUNTING, tokens=reported, byok=True)
-    cut = make_event(funded.pk, request_id="req_cut", offering_id=OVERCOUNTING, tokens=reported,
-                     end_state="upstream_cut")  # fmt: skip
+    cut = make_event(
+        funded.pk, request_id="req_cut", offering_id=OVERCOUNTING, tokens=reported, end_state="upstream_cut"
+    )
     usage_ingest(events=[estimated, byok, cut])
     assert UsageRecord.objects.get(request_id="req_est").output == reported.output  # our count: nothing to correct
     assert UsageRecord.objects.get(request_id="req_byok").output == reported.output  # the provider bills the tenant
@@ -147,8 +160,13 @@ def test_our_own_estimate_byok_and_an_uncharged_end_state(funded, redis_client):
 def test_a_postpaid_tenants_meter_event_carries_the_true_charge_with_markup(tenant, redis_client):
     tenant_update(tenant=tenant, billing_mode="postpaid", markup_bps=2_000, stripe_customer_id="cus_true")
     _publish(redis_client, **{str(OVERCOUNTING): _flag(OVERCOUNTING)})
-    usage_ingest(events=[make_event(tenant.pk, request_id="req_pp", offering_id=OVERCOUNTING,
-                                    tokens=_inflated(TRUE), markup_bps=2_000)])  # fmt: skip
+    usage_ingest(
+        events=[
+            make_event(
+                tenant.pk, request_id="req_pp", offering_id=OVERCOUNTING, tokens=_inflated(TRUE), markup_bps=2_000
+            )
+        ]
+    )
     expected = charge_micros(cost_micros=cost_micros(TRUE, PRICES), markup_bps=2_000, byok=False)
     assert MeterEvent.objects.get(identifier="req_pp").value == expected
     assert UsageRecord.objects.get(request_id="req_pp").charge_micros == expected

@@ -46,8 +46,11 @@ def _flag_reseller(redis_client: redis.Redis, gateway: ServerThread) -> Offering
     snapshot = StatsSnapshot(version=0, generated_at=time.time(), window="1h", stats={"all": {str(offering.pk): stats}})
     version = snapshot_publish(client=redis_client, snapshot=snapshot)
     catalog = gateway.gateway.catalog
-    wait_until(lambda: catalog.stats is not None and catalog.stats.version == version, timeout=5,
-               message="the gateway reads the stats snapshot")  # fmt: skip
+    wait_until(
+        lambda: catalog.stats is not None and catalog.stats.version == version,
+        timeout=5,
+        message="the gateway reads the stats snapshot",
+    )
     return offering
 
 
@@ -55,13 +58,18 @@ def _ask(client: openai.OpenAI, n: int, *, stream: bool) -> str:
     body: dict[str, Any] = {"provider": {"only": [RESELLER]}}
     messages: Any = [{"role": "user", "content": f"Explain invoice number {n} in a few sentences, please."}]
     if not stream:
-        raw = client.chat.completions.with_raw_response.create(model=MODEL, messages=messages, extra_body=body,
-                                                               max_tokens=120)  # fmt: skip
+        raw = client.chat.completions.with_raw_response.create(
+            model=MODEL, messages=messages, extra_body=body, max_tokens=120
+        )
         return raw.headers["x-request-id"]
     streamed = client.chat.completions.with_raw_response.create(
-        model=MODEL, messages=messages, stream=True, stream_options={"include_usage": True}, extra_body=body,
+        model=MODEL,
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+        extra_body=body,
         max_tokens=120,
-    )  # fmt: skip
+    )
     for _ in streamed.parse():
         pass
     return streamed.headers["x-request-id"]
@@ -75,8 +83,14 @@ def _true_usage(fleet: SimHandle) -> dict[str, int]:
 
 def _tokens(usage: dict[str, int]) -> Tokens:
     cached = usage["cache_read"] + usage["cache_write_5m"] + usage["cache_write_1h"]
-    return Tokens(usage["input_total"] - cached, usage["cache_read"], usage["cache_write_5m"],
-                  usage["cache_write_1h"], usage["output"], usage["reasoning"])  # fmt: skip
+    return Tokens(
+        usage["input_total"] - cached,
+        usage["cache_read"],
+        usage["cache_write_5m"],
+        usage["cache_write_1h"],
+        usage["output"],
+        usage["reasoning"],
+    )
 
 
 def _holds(redis_client: redis.Redis, tenant_id: int) -> dict[str, int]:
@@ -100,16 +114,27 @@ def test_the_dishonest_reseller_is_paid_its_count_but_the_tenant_pays_the_true_o
         truths[rid] = _tokens(_true_usage(fleet))
     holds = _holds(redis_client, tenant.pk)
     consumer = UsageConsumer(client=redis_client, name="true-usage", after_batch=lambda _: None)
-    wait_until(lambda: consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0
-               and UsageRecord.objects.count() >= len(truths), timeout=10, message="usage ingested")  # fmt: skip
+    wait_until(
+        lambda: (
+            consumer.run(until=time.monotonic() + 0.2, block_ms=50) >= 0 and UsageRecord.objects.count() >= len(truths)
+        ),
+        timeout=10,
+        message="usage ingested",
+    )
 
     prices = Prices(**offering_prices(offering))
     paid = disputed = 0
     for rid, true in truths.items():
         record = UsageRecord.objects.get(request_id=rid)
         assert record.offering_id == offering.pk and "provider_overcount" in record.flags
-        recorded = Tokens(record.input_uncached, record.cache_read, record.cache_write_5m, record.cache_write_1h,
-                          record.output, record.reasoning)  # fmt: skip
+        recorded = Tokens(
+            record.input_uncached,
+            record.cache_read,
+            record.cache_write_5m,
+            record.cache_write_1h,
+            record.output,
+            record.reasoning,
+        )
         assert recorded == true
         expected = charge_micros(cost_micros=cost_micros(true, prices), markup_bps=0, byok=False)
         assert record.charge_micros == expected <= holds[rid]
@@ -117,8 +142,9 @@ def test_the_dishonest_reseller_is_paid_its_count_but_the_tenant_pays_the_true_o
         # gateway already (booked at the allowance), so only what the provider inflated beyond it is disputed
         assert record.cost_micros >= record.computed_cost_micros == cost_micros(true, prices)
         over = record.cost_micros - record.computed_cost_micros
-        disputes = JournalLine.objects.filter(journal__key=f"provider_dispute:{rid}",
-                                              account__kind=AccountKind.PROVIDER_DISPUTE)  # fmt: skip
+        disputes = JournalLine.objects.filter(
+            journal__key=f"provider_dispute:{rid}", account__kind=AccountKind.PROVIDER_DISPUTE
+        )
         assert [line.amount_micros for line in disputes] == ([over] if over else [])
         disputed += over
         paid += expected
@@ -129,8 +155,11 @@ def test_the_dishonest_reseller_is_paid_its_count_but_the_tenant_pays_the_true_o
     shown = api.get("/api/v1/generation", {"id": rid}).json()  # what the tenant sees of the call
     assert shown["charge_micros"] == UsageRecord.objects.get(request_id=rid).charge_micros
     assert shown["tokens"]["output"] == true.output, shown
-    wait_until(lambda: int(redis_client.get(tenant_available(tenant.pk))) == FUNDS - paid, timeout=5,
-               message="the gateway's counter is back at the true charge")  # fmt: skip
+    wait_until(
+        lambda: int(redis_client.get(tenant_available(tenant.pk))) == FUNDS - paid,
+        timeout=5,
+        message="the gateway's counter is back at the true charge",
+    )
     dispute_balance = Balance.objects.get(account__tenant=None, account__kind=AccountKind.PROVIDER_DISPUTE)
     assert dispute_balance.amount_micros == disputed > 0
     assert check_journals_balance() == [] and check_balances_match_ledger() == []

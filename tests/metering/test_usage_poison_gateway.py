@@ -40,8 +40,9 @@ BODY = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "Say h
 def _call(base_url: str, key: str, model: str = "gpt-4.1-mini") -> requests.Response:
     headers = {"authorization": f"Bearer {key}", "content-type": "application/json"}
     # json.dumps keeps the NUL as the escape \u0000, as a client's JSON library sends it
-    return requests.post(f"{base_url}/v1/chat/completions", data=json.dumps({**BODY, "model": model}),
-                         headers=headers, timeout=20)  # fmt: skip
+    return requests.post(
+        f"{base_url}/v1/chat/completions", data=json.dumps({**BODY, "model": model}), headers=headers, timeout=20
+    )
 
 
 def _payer(slug: str) -> tuple[Any, str]:
@@ -56,8 +57,9 @@ def test_a_nul_model_and_an_unbookable_event_under_load_stop_no_one_else_s_billi
     hostile, hostile_key = _payer("hostile")
     postpaid = TenantFactory(slug="postpaid-poison", billing_mode=BillingMode.POSTPAID)
     usage_ingest(events=[make_event(postpaid.pk, request_id="req_earlier")])
-    poison = dataclasses.replace(make_event(postpaid.pk, request_id="req_poison"), prices=None, cost_micros=0,
-                                 charge_micros=BIGINT_MAX)  # its spent balance cannot hold this  # fmt: skip
+    poison = dataclasses.replace(
+        make_event(postpaid.pk, request_id="req_poison"), prices=None, cost_micros=0, charge_micros=BIGINT_MAX
+    )  # its spent balance cannot hold this
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         calls = [pool.submit(_call, gateway.base_url, key) for _, key in payers for _ in range(CALLS_EACH // 2)]

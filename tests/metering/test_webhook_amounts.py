@@ -121,7 +121,8 @@ def test_partial_refunds_stop_at_the_payment_and_a_failed_one_frees_its_part(cli
 
 def test_an_unsigned_malformed_amount_is_refused_by_its_signature_first(client, tenant):
     payload = event("evt_unsigned", "payment_intent.succeeded", _intent(tenant, "1000"))
-    response = client.post(URL, data=payload, content_type="application/json",
-                           HTTP_STRIPE_SIGNATURE=signed(payload, secret="whsec_other"))  # fmt: skip
+    response = client.post(
+        URL, data=payload, content_type="application/json", HTTP_STRIPE_SIGNATURE=signed(payload, secret="whsec_other")
+    )
     assert response.status_code == 400 and response.json()["error"]["code"] == "signature_invalid"
     assert json.loads(payload)["data"]["object"]["amount"] == "1000" and _books() == (0, 0, 0, 0)

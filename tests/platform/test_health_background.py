@@ -38,11 +38,14 @@ def gate() -> Iterator[Gate]:
 
 @pytest.fixture
 def board(gate: Gate) -> Iterator[BackgroundChecks]:
-    board = BackgroundChecks([
-        Component("store", gate, required=True, interval_s=0.05),
-        Component("flaky", _raises, interval_s=0.05),
-        Component("absent", lambda: None),
-    ], deadline_s=0.2)  # fmt: skip
+    board = BackgroundChecks(
+        [
+            Component("store", gate, required=True, interval_s=0.05),
+            Component("flaky", _raises, interval_s=0.05),
+            Component("absent", lambda: None),
+        ],
+        deadline_s=0.2,
+    )
     yield board
     board.stop()
 

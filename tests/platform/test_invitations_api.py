@@ -104,9 +104,10 @@ def test_outsider_may_not_invite(owner, outsider, api_client_for):
     assert snapshot_rows() == before and mail.outbox == []
 
 
-@pytest.mark.parametrize(("persona", "status", "code"), [("developer", 403, "permission_denied"),
-                                                         ("viewer", 403, "permission_denied"),
-                                                         ("outsider", 404, "not_found")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("persona", "status", "code"),
+    [("developer", 403, "permission_denied"), ("viewer", 403, "permission_denied"), ("outsider", 404, "not_found")],
+)
 def test_revoke_is_refused_without_the_right(owner, persona, status, code, request, api_client_for):
     issued = invitation_create(actor=owner, email="c@example.test", role="viewer")
     client = api_client_for(request.getfixturevalue(persona))

@@ -47,9 +47,12 @@ def test_the_database_refuses_a_second_pending_row_for_one_address(owner):
     invitation_create(actor=owner, email="f@example.test", role="viewer")
     with pytest.raises(IntegrityError), transaction.atomic():
         Invitation.objects.create(
-            tenant=owner.tenant, email="f@example.test", role="viewer", token_hash="0" * 64,
+            tenant=owner.tenant,
+            email="f@example.test",
+            role="viewer",
+            token_hash="0" * 64,
             expires_at=timezone.now() + timedelta(days=1),
-        )  # fmt: skip
+        )
 
 
 def test_accept_joins_with_the_invited_role_once(owner):

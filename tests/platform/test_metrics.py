@@ -75,9 +75,14 @@ def test_stripe_sync_probe_freshness_and_task_outcomes(client, tenant, redis_cli
     now = timezone.now()
     for n, status in enumerate([MeterStatus.PENDING, MeterStatus.PENDING, MeterStatus.REJECTED, MeterStatus.SENT]):
         MeterEvent.objects.create(
-            identifier=f"gen-{n}", tenant=tenant, customer_id="cus_1", value=10, timestamp=now, status=status,
+            identifier=f"gen-{n}",
+            tenant=tenant,
+            customer_id="cus_1",
+            value=10,
+            timestamp=now,
+            status=status,
             created_at=now - dt.timedelta(seconds=40 * (n + 1)),
-        )  # fmt: skip
+        )
     ProbeResult.objects.create(
         offering_id=1, region="beijing", kind="performance", started_at=now - dt.timedelta(seconds=90)
     )

@@ -77,8 +77,10 @@ def test_the_tenant_setting_reaches_the_gateway_and_a_key_may_override_it(
     assert raw.headers["x-tokenway-route"].startswith("family:claude-opus-99-99->claude-opus-4.1;")
     record = _generation(inherits_plain, raw.headers["x-request-id"])
     assert (record["model"], record["requested_model"], record["model_resolution"]) == (
-        "claude-opus-4.1", "claude-opus-99-99", "family",
-    )  # fmt: skip
+        "claude-opus-4.1",
+        "claude-opus-99-99",
+        "family",
+    )
     with pytest.raises(anthropic.NotFoundError):
         _claude(gateway, strict_plain).messages.create(model="claude-opus-99-99", max_tokens=20, messages=HI)
 
@@ -101,8 +103,10 @@ def test_the_generation_record_names_an_alias_and_a_slug_as_asked(gateway, tenan
     for raw, asked, kind in ((alias, "haiku", "alias"), (slug, "claude-haiku-4.5", "slug")):
         record = _generation(plaintext, raw.headers["x-request-id"])
         assert (record["model"], record["requested_model"], record["model_resolution"]) == (
-            "claude-haiku-4.5", asked, kind,
-        )  # fmt: skip
+            "claude-haiku-4.5",
+            asked,
+            kind,
+        )
 
 
 def test_rotation_keeps_the_keys_own_setting(tenant):

@@ -50,8 +50,11 @@ def test_stop_goes_stage_by_stage(tmp_path):
     for name, stage in (("sim", 4), ("web", 0), ("worker", 1), ("beat", 2)):
         supervisor.add(Child(name, [*RECORDER, str(order), name], stage=stage))
     names = [child.name for child in supervisor.children]
-    wait_until(lambda: all(tmp_path.joinpath(f"order.{name}.ready").exists() for name in names), timeout=10,
-               message="a recorder never installed its SIGTERM handler")  # fmt: skip
+    wait_until(
+        lambda: all(tmp_path.joinpath(f"order.{name}.ready").exists() for name in names),
+        timeout=10,
+        message="a recorder never installed its SIGTERM handler",
+    )
     supervisor.stop_all()
     assert order.read_text().split() == ["web", "worker", "beat", "sim"]
     assert all(child.state == "stopped" for child in supervisor.children)

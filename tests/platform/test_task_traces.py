@@ -27,8 +27,9 @@ def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
 
 def test_each_task_run_is_one_span_named_after_the_task(receiver, redis_client):
     assert task_traces.traces_install() is True
-    with start_worker(app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False,
-                      shutdown_timeout=30):  # fmt: skip
+    with start_worker(
+        app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False, shutdown_timeout=30
+    ):
         sent = usage_ingest_task.apply_async(queue="metering")
 
         def span_of_run() -> list[ReceivedSpan]:
@@ -48,8 +49,9 @@ def test_a_worker_with_traces_disabled_sends_nothing(receiver, monkeypatch, redi
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     assert task_traces.traces_install() is False
     assert task_traces.TRACES.provider is None
-    with start_worker(app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False,
-                      shutdown_timeout=30):  # fmt: skip
+    with start_worker(
+        app, pool="threads", concurrency=1, queues=["metering"], perform_ping_check=False, shutdown_timeout=30
+    ):
         usage_ingest_task.apply_async(queue="metering")
         assert poll_until(lambda: redis_client.llen("metering") == 0, timeout=20, interval=0.05)
     time.sleep(0.3)  # six export periods of a traced worker

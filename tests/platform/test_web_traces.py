@@ -140,8 +140,9 @@ def test_a_5xx_answer_marks_the_span_as_an_error(receiver):
 
 def test_without_a_traceparent_each_request_starts_its_own_trace(receiver):
     assert Client().get("/leaderboard/definitions/").status_code == 200
-    spans = poll_until(lambda: [s for s in receiver.received.spans if s.name == "GET /leaderboard/definitions/"],
-                       timeout=10)  # fmt: skip
+    spans = poll_until(
+        lambda: [s for s in receiver.received.spans if s.name == "GET /leaderboard/definitions/"], timeout=10
+    )
     [span] = spans
     assert span.parent_span_id == "" and len(span.trace_id) == 32
 

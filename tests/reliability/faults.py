@@ -76,8 +76,14 @@ def _pg_bin(name: str) -> str:
 def _pg_ctl(pgdata: Path, *args: str) -> None:
     owner = pwd.getpwuid(pgdata.stat().st_uid).pw_name
     user = owner if owner != getpass.getuser() else None  # the embedded server runs as its own user under root
-    subprocess.run([_pg_bin("pg_ctl"), "-D", str(pgdata), *args], user=user, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    subprocess.run(
+        [_pg_bin("pg_ctl"), "-D", str(pgdata), *args],
+        user=user,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=60,
+    )
 
 
 def postgres_stop(stack: Stack) -> list[str]:

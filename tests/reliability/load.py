@@ -97,8 +97,9 @@ class Load:
         sent = time.monotonic()
         try:
             response = session.post(self._url, json=BODY, headers=self._headers, timeout=REQUEST_TIMEOUT_S)
-            answer = Answer(sent, response.status_code, response.headers.get("retry-after"),
-                            response.headers.get("x-request-id"))  # fmt: skip
+            answer = Answer(
+                sent, response.status_code, response.headers.get("retry-after"), response.headers.get("x-request-id")
+            )
         except requests.RequestException:
             answer = Answer(sent, 0)
         with self._lock:

@@ -9,13 +9,19 @@ from typing import Any
 from hypothesis import strategies as st
 
 BASES: dict[str, dict[str, Any]] = {
-    "/v1/chat/completions": {"model": "deepseek-v3.2", "messages": [{"role": "user", "content": "Say hi."}],
-                             "max_tokens": 8},
+    "/v1/chat/completions": {
+        "model": "deepseek-v3.2",
+        "messages": [{"role": "user", "content": "Say hi."}],
+        "max_tokens": 8,
+    },
     "/v1/messages": {"model": "claude-haiku-4.5", "max_tokens": 8, "messages": [{"role": "user", "content": "Hi."}]},
     "/v1/messages/count_tokens": {"model": "claude-haiku-4.5", "messages": [{"role": "user", "content": "Hi."}]},
-    "/v1/responses": {"model": "gpt-4.1-mini", "input": [{"role": "user", "content": "Say hi."}],
-                      "max_output_tokens": 16},
-}  # fmt: skip
+    "/v1/responses": {
+        "model": "gpt-4.1-mini",
+        "input": [{"role": "user", "content": "Say hi."}],
+        "max_output_tokens": 16,
+    },
+}
 # What the gateway reads (routing/wire/*): top-level fields, and inside the first message or input item.
 FIELDS = (
     "model", "messages", "max_tokens", "max_completion_tokens", "max_output_tokens", "stream", "stream_options",
@@ -28,9 +34,10 @@ REMOVE = object()
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=16)
 JSON = st.recursive(
-    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=20,
-)  # fmt: skip
+)
 DEEP = st.integers(min_value=60, max_value=1_000).map(lambda depth: _nested(depth))
 VALUES = st.one_of(st.just(REMOVE), SCALARS, JSON, DEEP)
 MUTATIONS = st.lists(st.tuples(st.sampled_from(FIELDS), VALUES), min_size=1, max_size=3)
@@ -67,8 +74,11 @@ def _locate(body: dict[str, Any], field: str) -> tuple[Any, Any]:
     node: Any = items
     *steps, last = field.split(".")
     for step in steps:
-        node = node[int(step)] if step.isdigit() and isinstance(node, list) and node else (
-            node.get(step) if isinstance(node, dict) else None)  # fmt: skip
+        node = (
+            node[int(step)]
+            if step.isdigit() and isinstance(node, list) and node
+            else (node.get(step) if isinstance(node, dict) else None)
+        )
         if node is None:
             return None, None
     if isinstance(node, dict):

@@ -28,8 +28,13 @@ def test_redis_crash_answers_503_with_retry_after_then_recovers_with_no_lost_usa
     result = load.result
     lost, double, _ = lost_and_double_billed(stack_urls(chaos)["DATABASE_URL"], result.ok_ids())
     back_s = result.first_ok_after(crashed_at + REDIS_DOWN_MS / 1000)
-    report(f"Redis crash, back after {REDIS_DOWN_MS / 1000:g} s", result, lost=lost, double=double,
-           recover_s=None if back_s is None else back_s + REDIS_DOWN_MS / 1000)  # fmt: skip
+    report(
+        f"Redis crash, back after {REDIS_DOWN_MS / 1000:g} s",
+        result,
+        lost=lost,
+        double=double,
+        recover_s=None if back_s is None else back_s + REDIS_DOWN_MS / 1000,
+    )
     assert [a for a in result.server_errors if not (a.status == 503 and a.retry_after)] == []
     assert result.unavailable_with_retry_after > 0  # the outage was seen, and answered as such
     assert result.no_answer == 0

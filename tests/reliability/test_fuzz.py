@@ -76,9 +76,12 @@ def test_schemathesis_finds_no_server_error(chaos: Stack, tmp_path: Path) -> Non
     # The coverage phase (boundary and negative values of every field) in one worker: its generator
     # is not thread-safe in schemathesis 4.32; the fuzzing phase runs the five operations in parallel.
     runs = [
-        (_schemathesis(chaos, tmp_path / f"{phases}.ndjson", phases=phases, workers=workers), tmp_path / f"{phases}.ndjson")
+        (
+            _schemathesis(chaos, tmp_path / f"{phases}.ndjson", phases=phases, workers=workers),
+            tmp_path / f"{phases}.ndjson",
+        )
         for phases, workers in (("coverage", 1), ("examples,fuzzing", 5))
-    ]  # fmt: skip
+    ]
     cases, errors = 0, list[str]()
     for run, report in runs:
         found, failed = _cases_and_server_errors(report)
@@ -91,14 +94,23 @@ def test_schemathesis_finds_no_server_error(chaos: Stack, tmp_path: Path) -> Non
     assert cases >= MIN_SCHEMATHESIS_CASES
 
 
-@settings(max_examples=MUTATED_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
-          database=None)  # fmt: skip
+@settings(
+    max_examples=MUTATED_EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+    database=None,
+)
 @given(mutations=MUTATIONS)
 def test_5000_mutated_requests_never_get_a_5xx(chaos: Stack, tally: Counter[str], mutations: list[Any]) -> None:
     for path in BASES:
         body = mutated(path, mutations)
-        response = requests.post(chaos.base_url + path, data=json.dumps(body), timeout=30,
-                                 headers={"authorization": f"Bearer {chaos.key}", "content-type": "application/json"})  # fmt: skip
+        response = requests.post(
+            chaos.base_url + path,
+            data=json.dumps(body),
+            timeout=30,
+            headers={"authorization": f"Bearer {chaos.key}", "content-type": "application/json"},
+        )
         tally[str(response.status_code)] += 1
         assert response.status_code < 500, (path, json.dumps(body)[:300], response.status_code, response.text[:300])
 
@@ -116,6 +128,10 @@ def tally() -> Iterator[Counter[str]]:
 def test_arbitrary_json_bodies_never_get_a_5xx(chaos: Stack, body: object) -> None:
     raw = json.dumps(body).encode()
     for path in POST_PATHS:
-        response = requests.post(chaos.base_url + path, data=raw, timeout=30,
-                                 headers={"authorization": f"Bearer {chaos.key}", "content-type": "application/json"})  # fmt: skip
+        response = requests.post(
+            chaos.base_url + path,
+            data=raw,
+            timeout=30,
+            headers={"authorization": f"Bearer {chaos.key}", "content-type": "application/json"},
+        )
         assert response.status_code < 500, (path, raw[:300], response.status_code, response.text[:300])

@@ -77,8 +77,12 @@ def _wait_catalog(server: ServerThread, catalog: CatalogSnapshot) -> None:
     """The gateway serves this test's catalog, not the one an earlier test left (a version bump reloads it)."""
     published = catalog.to_json()
     state = server.gateway.catalog
-    wait_until(lambda: state.catalog is not None and state.catalog.to_json() == published, timeout=15, interval=0.01,
-               message="the gateway loads the published catalog")  # fmt: skip
+    wait_until(
+        lambda: state.catalog is not None and state.catalog.to_json() == published,
+        timeout=15,
+        interval=0.01,
+        message="the gateway loads the published catalog",
+    )
 
 
 @pytest.fixture

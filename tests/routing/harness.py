@@ -121,9 +121,15 @@ def make_tenant(client: redis.Redis, *, balance: int = 10**9, **fields: Any) -> 
     tenant_id = next(_tenant_ids)
     key = generate_key(live=False)
     record = KeyRecord(
-        key_id=tenant_id * 10, tenant_id=tenant_id, tenant_slug=f"t{tenant_id}", name="test", prefix=key[:12],
-        key_limits=fields.pop("key_limits", Limits()), tenant_limits=fields.pop("tenant_limits", Limits()), **fields,
-    )  # fmt: skip
+        key_id=tenant_id * 10,
+        tenant_id=tenant_id,
+        tenant_slug=f"t{tenant_id}",
+        name="test",
+        prefix=key[:12],
+        key_limits=fields.pop("key_limits", Limits()),
+        tenant_limits=fields.pop("tenant_limits", Limits()),
+        **fields,
+    )
     client.set(rk.key_record(hash_key(key, DEV_PEPPER)), record.to_json())
     client.set(rk.tenant_available(tenant_id), balance)
     return Tenant(key, record, client)

@@ -22,13 +22,14 @@ PAUSE_SIM_S = 400  # x the fleet's time scale (0.005): 2 s
 
 
 @contextmanager
-def open_stream(server: ServerThread, sim: SimHandle, key: str, path: str, body: dict[str, Any]) -> Iterator[
-    requests.Response
-]:  # fmt: skip
+def open_stream(
+    server: ServerThread, sim: SimHandle, key: str, path: str, body: dict[str, Any]
+) -> Iterator[requests.Response]:
     """Yields the response once its first bytes are here, with the rest still to come."""
     add_fault(sim, provider="*", kind="stall_mid_stream", count=1, stall_s=PAUSE_SIM_S)
-    with requests.post(f"{server.base_url}{path}", json=body, headers={"Authorization": f"Bearer {key}"},
-                       stream=True, timeout=30) as response:  # fmt: skip
+    with requests.post(
+        f"{server.base_url}{path}", json=body, headers={"Authorization": f"Bearer {key}"}, stream=True, timeout=30
+    ) as response:
         assert response.status_code == 200, response.text
         yield response
 

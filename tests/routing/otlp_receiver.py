@@ -58,13 +58,22 @@ def decode(body: bytes) -> list[ReceivedSpan]:
         service = str(_attributes(resource_spans.resource.attributes).get("service.name", ""))
         for scope_spans in resource_spans.scope_spans:
             for s in scope_spans.spans:
-                spans.append(ReceivedSpan(
-                    name=s.name, trace_id=s.trace_id.hex(), span_id=s.span_id.hex(),
-                    parent_span_id=s.parent_span_id.hex(), kind=KINDS[s.kind], attributes=_attributes(s.attributes),
-                    events=[(e.name, _attributes(e.attributes)) for e in s.events], status_code=s.status.code,
-                    status_message=s.status.message, service=service, start_ns=s.start_time_unix_nano,
-                    end_ns=s.end_time_unix_nano,
-                ))  # fmt: skip
+                spans.append(
+                    ReceivedSpan(
+                        name=s.name,
+                        trace_id=s.trace_id.hex(),
+                        span_id=s.span_id.hex(),
+                        parent_span_id=s.parent_span_id.hex(),
+                        kind=KINDS[s.kind],
+                        attributes=_attributes(s.attributes),
+                        events=[(e.name, _attributes(e.attributes)) for e in s.events],
+                        status_code=s.status.code,
+                        status_message=s.status.message,
+                        service=service,
+                        start_ns=s.start_time_unix_nano,
+                        end_ns=s.end_time_unix_nano,
+                    )
+                )
     return spans
 
 

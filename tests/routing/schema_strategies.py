@@ -15,11 +15,10 @@ SMALL_TOKENS = 24  # token counts are drawn small, so valid calls stay cheap for
 
 INTEGERS = st.integers(-(2**63), 2**64 - 1)  # what JSON encoders write (orjson: i64 and u64)
 JSON = st.recursive(
-    st.none() | st.booleans() | INTEGERS | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
+    st.none() | st.booleans() | INTEGERS | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
-)  # fmt: skip
+)
 UNKNOWN: st.SearchStrategy[dict[str, Any]] = st.dictionaries(
     st.sampled_from(["x_extra", "x_note"]), INTEGERS | st.text(max_size=4) | st.builds(dict), max_size=1
 )

@@ -54,8 +54,10 @@ def test_whole_answers_in_both_dialects():
         {"id": "msg_9", "stop_reason": "end_turn", "content": [{"type": "thinking", "thinking": THOUGHT}]}
     )
     assert (claude.upstream_id, claude.finish_reason, claude.thinking_tokens) == (
-        "msg_9", "end_turn", count_text_tokens(THOUGHT),
-    )  # fmt: skip
+        "msg_9",
+        "end_turn",
+        count_text_tokens(THOUGHT),
+    )
     chat = AnswerFacts()
     chat.observe_answer({"id": "chatcmpl-9", "choices": [{"message": {"content": "x"}, "finish_reason": "tool_calls"}]})
     assert (chat.upstream_id, chat.finish_reason, chat.thinking_tokens) == ("chatcmpl-9", "tool_calls", 0)

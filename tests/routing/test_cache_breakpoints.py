@@ -17,19 +17,27 @@ def test_parts_keep_their_breakpoints_and_plain_prompts_stay_strings():
     body = {
         "messages": [
             {"role": "system", "content": [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}]},
-            {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+            },
         ]
-    }  # fmt: skip
+    }
     anth = request_o2a.request(body, upstream_model="u")
     assert anth["system"] == [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}]
     assert anth["messages"][0]["content"] == [
         {"type": "text", "text": "q", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
     ]
     plain = request_o2a.request(
-        {"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-                      {"role": "system", "content": "c"}, {"role": "user", "content": "q"}]},
+        {
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                {"role": "system", "content": "c"},
+                {"role": "user", "content": "q"},
+            ]
+        },
         upstream_model="u",
-    )  # fmt: skip
+    )
     assert plain["system"] == "a\nb\n\nc"
 
 

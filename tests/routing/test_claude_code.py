@@ -26,8 +26,12 @@ def _claude_cli() -> Path:
         pytest.skip("npm is not installed: cannot install the Claude Code CLI for the end-to-end test")
     TOOLS.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
-                       check=True, capture_output=True, timeout=240)  # fmt: skip
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
+            check=True,
+            capture_output=True,
+            timeout=240,
+        )
     except (subprocess.SubprocessError, OSError) as exc:
         pytest.skip(f"npm registry unreachable or install failed ({exc!r}): Claude Code end-to-end test skipped")
     return CLAUDE
@@ -45,8 +49,14 @@ def test_claude_code_print_then_continue_through_the_gateway(gateway, sim, tenan
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
     }  # fmt: skip
     for args in (["-p", "Say hello in five words."], ["-p", "Now say goodbye.", "--continue"]):
-        result = subprocess.run([str(claude), *args, "--tools", "", "--max-turns", "2"],
-                                env=env, cwd=work, capture_output=True, text=True, timeout=180)  # fmt: skip
+        result = subprocess.run(
+            [str(claude), *args, "--tools", "", "--max-turns", "2"],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
         assert result.stdout.strip()
     received = sorted(
@@ -86,8 +96,14 @@ def test_claude_code_out_of_the_box_model_names_resolve(gateway, sim, tenant, tm
         "HOME": str(home), "ANTHROPIC_BASE_URL": gateway.base_url, "ANTHROPIC_API_KEY": tenant.key,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
     })  # fmt: skip
-    result = subprocess.run([str(claude), "-p", "Say hello in five words.", *model_args, "--tools", "", "--max-turns", "2"],
-                            env=env, cwd=work, capture_output=True, text=True, timeout=180)  # fmt: skip
+    result = subprocess.run(
+        [str(claude), "-p", "Say hello in five words.", *model_args, "--tools", "", "--max-turns", "2"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert result.stdout.strip()
     events = tenant.wait_events(1)

@@ -56,9 +56,13 @@ def test_openai_sdk_sees_an_anthropic_dialect_providers_cache_reads(gateway, sim
     for _ in range(2):
         if stream:
             chunks = client.chat.completions.create(
-                model="claude-sonnet-4.5", messages=messages, max_tokens=40, extra_body=extra, stream=True,
+                model="claude-sonnet-4.5",
+                messages=messages,
+                max_tokens=40,
+                extra_body=extra,
+                stream=True,
                 stream_options={"include_usage": True},
-            )  # fmt: skip
+            )
             usages.append([chunk.usage for chunk in chunks if chunk.usage][-1])
         else:
             usages.append(

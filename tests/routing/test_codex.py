@@ -40,8 +40,12 @@ def _codex_cli() -> Path:
         pytest.skip("npm is not installed: cannot install the Codex CLI for the end-to-end test")
     TOOLS.mkdir(parents=True, exist_ok=True)
     try:
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
-                       check=True, capture_output=True, timeout=240)  # fmt: skip
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
+            check=True,
+            capture_output=True,
+            timeout=240,
+        )
     except (subprocess.SubprocessError, OSError) as exc:
         pytest.skip(f"npm registry unreachable or install failed ({exc!r}): Codex end-to-end test skipped")
     return CODEX
@@ -82,5 +86,6 @@ def test_codex_exec_runs_a_tool_call_through_the_gateway(gateway, sim, tenant, t
 
 def _run(codex: Path, args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     command = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", *args]
-    return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=180)  # fmt: skip
+    return subprocess.run(
+        command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
+    )

@@ -37,19 +37,28 @@ CASES = [
     ("/v1/responses", {**RESPONSES, "input": [{"type": "additional_tools", "tools": 5}]}, "input[0].tools"),
     ("/v1/responses", {**RESPONSES, "text": {"format": {"type": "json_schema", "schema": 5}}}, "text.format.schema"),
     ("/v1/responses", {**RESPONSES, "model": " "}, "model"),
-    ("/v1/chat/completions", {**CHAT, "tools": [{"type": "function", "function": {**FN, "parameters": 5}}]},
-     "tools[0].function.parameters"),
+    (
+        "/v1/chat/completions",
+        {**CHAT, "tools": [{"type": "function", "function": {**FN, "parameters": 5}}]},
+        "tools[0].function.parameters",
+    ),
     ("/v1/chat/completions", {**CHAT, "stream": "yes"}, "stream"),
     ("/v1/chat/completions", {**CHAT, "max_tokens": "10"}, "max_tokens"),
     ("/v1/chat/completions", {**CHAT, "max_completion_tokens": 1e30}, "max_completion_tokens"),
     ("/v1/chat/completions", {**CHAT, "messages": [{"role": "system", "content": 5}, *HI]}, "messages[0].content"),
     ("/v1/chat/completions", {**CHAT, "tools": [5]}, "tools[0]"),
-    ("/v1/chat/completions", {**CHAT, "tools": [{"type": "function", "function": {"parameters": {}}}]},
-     "tools[0].function.name"),
+    (
+        "/v1/chat/completions",
+        {**CHAT, "tools": [{"type": "function", "function": {"parameters": {}}}]},
+        "tools[0].function.name",
+    ),
     ("/v1/chat/completions", {**CHAT, "messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
     ("/v1/chat/completions", {**CHAT, "tool_choice": "sometimes"}, "tool_choice"),
-    ("/v1/chat/completions", {**CHAT, "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "x"}]}]},
-     "messages[0].content[0].image_url"),
+    (
+        "/v1/chat/completions",
+        {**CHAT, "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "x"}]}]},
+        "messages[0].content[0].image_url",
+    ),
     ("/v1/chat/completions", {**CHAT, "messages": [*HI, {"role": "tool", "content": "x"}]}, "messages[1].tool_call_id"),
     ("/v1/chat/completions", {**CHAT, "messages": [{"role": "user"}]}, "messages[0].content"),
     ("/v1/chat/completions", {**CHAT, "provider": {"sort": "cheapest"}}, "provider.sort"),
@@ -62,15 +71,18 @@ CASES = [
     ("/v1/messages", {**MESSAGES, "tools": [{"input_schema": {"type": "object"}}]}, "tools[0].name"),
     ("/v1/messages", {**MESSAGES, "messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
     ("/v1/messages", {**MESSAGES, "tool_choice": {"type": "sometimes"}}, "tool_choice.type"),
-    ("/v1/messages", {**MESSAGES, "messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}]},
-     "messages[0].content[0].name"),
+    (
+        "/v1/messages",
+        {**MESSAGES, "messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]}]},
+        "messages[0].content[0].name",
+    ),
     ("/v1/messages", {**MESSAGES, "metadata": [1]}, "metadata"),
     ("/v1/messages", {**MESSAGES, "top_k": -1}, "top_k"),
     ("/v1/messages", {"model": "claude-haiku-4.5", "messages": HI}, "max_tokens"),
     ("/v1/messages/count_tokens", {**COUNT, "messages": [{"role": "wizard", "content": "x"}]}, "messages[0].role"),
     ("/v1/messages/count_tokens", {**COUNT, "tools": [5]}, "tools[0]"),
     ("/v1/messages/count_tokens", {**COUNT, "system": [{"type": "text"}]}, "system[0].text"),
-]  # fmt: skip
+]
 
 
 def _post(gateway, tenant, path: str, body: Any) -> requests.Response:
@@ -98,9 +110,14 @@ def test_a_bad_field_is_a_400_in_the_callers_shape_naming_it(gateway, tenant, si
 
 
 def test_unknown_fields_and_kinds_pass_through_to_the_provider(gateway, tenant, sim):
-    body = {**CHAT, "x_vendor_flag": {"a": [1]}, "logit_bias": {"50256": -100},
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "input_audio", "x": 1}],
-                          "x_note": 1}]}  # fmt: skip
+    body = {
+        **CHAT,
+        "x_vendor_flag": {"a": [1]},
+        "logit_bias": {"50256": -100},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "input_audio", "x": 1}], "x_note": 1}
+        ],
+    }
     response = _post(gateway, tenant, "/v1/chat/completions", body)
     assert response.status_code == 200, response.text[:500]
     received = sim_requests(sim, "openai", 1)[0]["json"]
@@ -108,41 +125,90 @@ def test_unknown_fields_and_kinds_pass_through_to_the_provider(gateway, tenant, 
 
 
 def test_official_sdk_shapes_pass(oai, claude):
-    tool = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}  # fmt: skip
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather in a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
     history = [
         {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": [{"type": "text", "text": "Weather?"},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO", "detail": "low"}}]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Weather?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO", "detail": "low"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "4 C"},
-    ]  # fmt: skip
+    ]
     for model in ("gpt-4.1-mini", "claude-haiku-4.5"):  # native and translated
-        oai.chat.completions.create(model=model, messages=history, tools=[tool], tool_choice="auto", max_tokens=8,
-                                    temperature=0.2, stop=["END"], user="u1")  # fmt: skip
-        stream = oai.chat.completions.create(model=model, messages=history[:2], max_completion_tokens=8, stream=True,
-                                             stream_options={"include_usage": True})  # fmt: skip
+        oai.chat.completions.create(
+            model=model,
+            messages=history,
+            tools=[tool],
+            tool_choice="auto",
+            max_tokens=8,
+            temperature=0.2,
+            stop=["END"],
+            user="u1",
+        )
+        stream = oai.chat.completions.create(
+            model=model,
+            messages=history[:2],
+            max_completion_tokens=8,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
         assert list(stream)
         oai.responses.create(
-            model=model, instructions="Be brief.", max_output_tokens=16, tools=[{"type": "function", **tool["function"]}],
-            input=[{"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
-                   {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
-                   {"type": "function_call_output", "call_id": "call_1", "output": "4 C"}],
+            model=model,
+            instructions="Be brief.",
+            max_output_tokens=16,
+            tools=[{"type": "function", **tool["function"]}],
+            input=[
+                {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+                {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                {"type": "function_call_output", "call_id": "call_1", "output": "4 C"},
+            ],
             text={"format": {"type": "json_schema", "name": "w", "schema": {"type": "object"}}},
-        )  # fmt: skip
+        )
         claude.messages.create(
-            model=model, max_tokens=8, metadata={"user_id": "u1"}, stop_sequences=["END"],
+            model=model,
+            max_tokens=8,
+            metadata={"user_id": "u1"},
+            stop_sequences=["END"],
             system=[{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
             tools=[{"name": "get_weather", "description": "Weather.", "input_schema": tool["function"]["parameters"]}],
             tool_choice={"type": "auto"},
             messages=[
-                {"role": "user", "content": [{"type": "text", "text": "Weather?"},
-                                             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}]},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "get_weather", "input": {"city": "Oslo"}}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Weather?"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
+                    ],
+                },
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "tu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+                },
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu_1", "content": "4 C"}]},
             ],
-        )  # fmt: skip
+        )
     assert claude.messages.count_tokens(model="claude-haiku-4.5", messages=HI, system="Be brief.").input_tokens > 0
 
 

@@ -119,9 +119,11 @@ def test_slow_body_gets_408_in_the_anthropic_shape_on_messages(port: int, redis_
 def test_a_body_at_the_minimum_rate_is_read_past_the_body_timeout(port: int, redis_client: redis.Redis) -> None:
     tenant = make_tenant(redis_client)
     payload = b'{"model":"no-such-model","messages":[{"role":"user","content":"' + b"x" * 2_900 + b'"}]}'
-    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
-            b"Content-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
-            % (tenant.key.encode(), len(payload)))  # fmt: skip
+    head = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nAuthorization: Bearer %s\r\n"
+        b"Content-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+        % (tenant.key.encode(), len(payload))
+    )
     pieces = [payload[i : i + 200] for i in range(0, len(payload), 200)]  # 2,000 bytes/s: 1.5 s in all
     with connect(port) as sock:
         sock.sendall(head)
@@ -215,8 +217,10 @@ def test_a_non_ascii_header_in_a_later_read_is_refused(port: int) -> None:
 def test_a_utf8_body_is_not_a_header_problem(port: int, redis_client: redis.Redis) -> None:
     key = make_tenant(redis_client).key.encode()
     payload = '{"model":"no-such-model","messages":[{"role":"user","content":"你好, café"}]}'.encode()
-    request = (CHAT + b"Authorization: Bearer %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
-               b"Content-Length: %d\r\n\r\n%s" % (key, len(payload), payload))  # fmt: skip
+    request = (
+        CHAT + b"Authorization: Bearer %s\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (key, len(payload), payload)
+    )
     answer = exchange(port, request)
     assert answer.status == 404 and answer.json()["error"]["code"] == "model_not_found"
 
@@ -265,8 +269,11 @@ def test_an_application_failure_is_a_json_500_in_the_callers_shape(raising_port:
     answer = exchange(raising_port, b"POST %s HTTP/1.1\r\nHost: gw\r\nContent-Length: 2\r\n\r\n{}" % path)
     body = refused(answer, 500, "internal_error")
     assert answer.headers["x-request-id"].startswith("gen-")
-    kinds = {"openai": body["error"].get("type") == "server_error", "anthropic": body.get("type") == "error",
-             "management": set(body["error"]) == {"code", "message", "param"}}  # fmt: skip
+    kinds = {
+        "openai": body["error"].get("type") == "server_error",
+        "anthropic": body.get("type") == "error",
+        "management": set(body["error"]) == {"code", "message", "param"},
+    }
     assert kinds[shape]
 
 

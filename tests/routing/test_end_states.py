@@ -70,9 +70,13 @@ def _open_stream(port: int, key: str, body: dict[str, Any]) -> socket.socket:
 
 def test_completed_pays_the_provider_usage_and_records_finish_reason_and_upstream_id(gateway, sim, oai, tenant):
     stream = oai.chat.completions.create(
-        model="gpt-4.1-mini", messages=MSG, max_tokens=60, stream=True, extra_body=ONLY_OPENAI,
+        model="gpt-4.1-mini",
+        messages=MSG,
+        max_tokens=60,
+        stream=True,
+        extra_body=ONLY_OPENAI,
         stream_options={"include_usage": True},
-    )  # fmt: skip
+    )
     chunks = list(stream)
     [event] = tenant.wait_events(1)
     truth = _truth(sim, "openai")
@@ -167,17 +171,20 @@ def test_gateway_error_mid_stream_charges_nothing_and_books_what_was_delivered(g
     with misbehaving_upstream() as url:
         snapshot = sim_catalog("http://127.0.0.1:1")
         catalog = CatalogSnapshot(
-            version=snapshot.version + 1, generated_at=time.time(),
+            version=snapshot.version + 1,
+            generated_at=time.time(),
             offerings=(*snapshot.offerings, offering(999, "garbage-chunk", url)),
             models=(*snapshot.models, ModelSnapshot("garbage-chunk")),
-        )  # fmt: skip
+        )
         publish_catalog(redis_client, catalog)
         wait_until(lambda: "garbage-chunk" in gateway.gateway.catalog.by_model, timeout=5, message="catalog")
         # Anthropic caller, OpenAI provider: the translating converter chokes on the chunk that is not JSON.
         response = requests.post(
-            f"{gateway.base_url}/v1/messages", headers={"x-api-key": tenant.key},
-            json={"model": "garbage-chunk", "messages": MSG, "max_tokens": 20, "stream": True}, timeout=10,
-        )  # fmt: skip
+            f"{gateway.base_url}/v1/messages",
+            headers={"x-api-key": tenant.key},
+            json={"model": "garbage-chunk", "messages": MSG, "max_tokens": 20, "stream": True},
+            timeout=10,
+        )
     assert response.status_code == 200 and b"internal_error" in response.content  # in-band, after the first byte
     [event] = tenant.wait_events(1)
     assert event["end_state"] == "gateway_error" and event["error_code"] == "internal_error"

@@ -53,10 +53,15 @@ def test_heads_with_tools_or_blocks_or_more_fields_give_the_plain_digest():
     ]
     for body, head in (
         ({**_turn(1, prompt), "tools": tools}, _head(prompt)),
-        (_turn(1, blocks), [{"role": "system", "content": [blocks[0], {"type": "text", "text": "more"}]}, _head("")[1]]),
-        ({"messages": [{"role": "developer", "name": "rules", "content": prompt}, _head("")[1]]},
-         [{"role": "developer", "name": "rules", "content": prompt}, _head("")[1]]),
-    ):  # fmt: skip
+        (
+            _turn(1, blocks),
+            [{"role": "system", "content": [blocks[0], {"type": "text", "text": "more"}]}, _head("")[1]],
+        ),
+        (
+            {"messages": [{"role": "developer", "name": "rules", "content": prompt}, _head("")[1]]},
+            [{"role": "developer", "name": "rules", "content": prompt}, _head("")[1]],
+        ),
+    ):
         first, again = openai_fingerprint(body, T), openai_fingerprint(orjson.loads(orjson.dumps(body)), T)
         assert first == again == _plain_digest(None, body.get("tools"), head)
 

@@ -40,8 +40,10 @@ def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[Serve
 
 def _publish_ttft(server: ServerThread, client: redis.Redis, p90_ms: float) -> None:
     offerings = [o for o in server.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
-    stats = {str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=p90_ms / 2, ttft_p90_ms=p90_ms)
-             for o in offerings}  # fmt: skip
+    stats = {
+        str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=p90_ms / 2, ttft_p90_ms=p90_ms)
+        for o in offerings
+    }
     stamp = time.time()
     client.set(rk.STATS_SNAPSHOT, StatsSnapshot(1, stamp, "1h", {"all": stats}).to_json())
     client.incr(rk.STATS_VERSION)
@@ -55,12 +57,21 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
     tenant = make_tenant(redis_client)
     _publish_ttft(patient_gateway, redis_client, p90_ms=300)  # deadline: the 2 s floor
     add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
-    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": stream,
-            **ORDER}  # fmt: skip
+    body = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "max_tokens": 5,
+        "stream": stream,
+        **ORDER,
+    }
     handled_before = _handled()
     started = time.monotonic()
-    r = requests.post(f"{patient_gateway.base_url}/v1/chat/completions", json=body, timeout=90,
-                      headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+    r = requests.post(
+        f"{patient_gateway.base_url}/v1/chat/completions",
+        json=body,
+        timeout=90,
+        headers={"authorization": f"Bearer {tenant.key}"},
+    )
     took = time.monotonic() - started
     assert r.status_code == 200, r.text
     assert r.headers["x-tokenway-provider"] == "openrouter"

@@ -49,8 +49,9 @@ def test_calls_are_counted_by_endpoint_and_status(gateway, tenant):
     # A call is counted when its handler ends, which is after its accounting, not at the last byte.
     wait_until(
         lambda: _count(_scrape(gateway.base_url), "tokenway_gateway_requests_total", **chat) >= expected,
-        timeout=5, message="the call was not counted",
-    )  # fmt: skip
+        timeout=5,
+        message="the call was not counted",
+    )
     after = _scrape(gateway.base_url)
     assert _count(after, "tokenway_gateway_requests_total", **chat) == expected
     messages = {"endpoint": "/v1/messages", "status": "401"}

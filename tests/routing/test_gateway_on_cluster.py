@@ -45,15 +45,20 @@ class ClusterGateway:
         env = {**os.environ, "REDIS_URL": url, "TOKENWAY_REDIS_CLUSTER": "", "TOKENWAY_USAGE_SHARDS": str(SHARDS),
                "TOKENWAY_SPOOL_DIR": str(spool), "TOKENWAY_FIRST_TOKEN_TIMEOUT": "5", "TOKENWAY_DEADLINE": "10",
                "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"}  # fmt: skip
-        self.process: subprocess.Popen[bytes] = spawn([sys.executable, "-m", "routing", "--port", str(self.port)],
-                                                      env=env, cwd=ROOT)  # fmt: skip
+        self.process: subprocess.Popen[bytes] = spawn(
+            [sys.executable, "-m", "routing", "--port", str(self.port)], env=env, cwd=ROOT
+        )
         wait_for_port(self.port, timeout=30)
         self.base_url = f"http://127.0.0.1:{self.port}"
 
     def chat(self, tenant: Tenant, **extra: Any) -> requests.Response:
         body = {"model": "gpt-4.1-mini", "messages": MSG, "max_tokens": 20, **extra}
-        return requests.post(f"{self.base_url}/v1/chat/completions", json=body, timeout=20,
-                             headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+        return requests.post(
+            f"{self.base_url}/v1/chat/completions",
+            json=body,
+            timeout=20,
+            headers={"authorization": f"Bearer {tenant.key}"},
+        )
 
     def events(self, stream: str) -> list[dict[str, Any]]:
         entries: Any = self.client.xrange(stream)

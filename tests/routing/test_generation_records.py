@@ -29,9 +29,12 @@ def test_openai_reasoning_tokens_are_read_from_usage(gateway, sim, oai, tenant):
 
 def test_claude_thinking_is_counted_from_the_streamed_thinking(gateway, sim, claude, tenant):
     with claude.messages.stream(
-        model="claude-sonnet-4.5", max_tokens=2000, messages=MSG, thinking={"type": "enabled", "budget_tokens": 1024},
+        model="claude-sonnet-4.5",
+        max_tokens=2000,
+        messages=MSG,
+        thinking={"type": "enabled", "budget_tokens": 1024},
         extra_body={"provider": {"only": ["anthropic"]}},
-    ) as stream:  # fmt: skip
+    ) as stream:
         final = stream.get_final_message()
     [event] = tenant.wait_events(1)
     truth = _truth(sim, "anthropic")
@@ -62,9 +65,12 @@ def test_anthropic_cache_writes_are_kept_by_ttl(gateway, sim, claude, tenant):
         }
     ]
     claude.messages.create(
-        model="claude-sonnet-4.5", max_tokens=20, system=system, messages=MSG,
+        model="claude-sonnet-4.5",
+        max_tokens=20,
+        system=system,
+        messages=MSG,
         extra_body={"provider": {"only": ["anthropic"]}},
-    )  # fmt: skip
+    )
     [event] = tenant.wait_events(1)
     truth = _truth(sim, "anthropic")
     assert event["tokens"]["cache_write_1h"] == truth["cache_write_1h"] > 0

@@ -28,8 +28,16 @@ def test_the_hedge_delay_is_the_p95_for_this_prompt_size():
 
 def test_the_budget_is_a_share_of_the_tenants_requests_in_the_last_minute_plus_a_burst(redis_client):
     minute = 29_000_000
-    admission = Admission(tenant_id=77, key_id=770, minute=minute, month="202611", tokens_reserved=0,
-                          lease_id="l", hold_id="h", hold_micros=0)  # fmt: skip
+    admission = Admission(
+        tenant_id=77,
+        key_id=770,
+        minute=minute,
+        month="202611",
+        tokens_reserved=0,
+        lease_id="l",
+        hold_id="h",
+        hold_micros=0,
+    )
     window = rk.rate_window(77, "tenant", minute)
 
     async def spend(times: int, now: float) -> list[bool]:

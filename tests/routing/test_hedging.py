@@ -47,8 +47,10 @@ def hedging_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[Serve
 
 def _publish_ttft(server: ServerThread, client: redis.Redis) -> None:
     offerings = [o for o in server.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
-    stats = {str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=P90_MS / 2, ttft_p90_ms=P90_MS)
-             for o in offerings}  # fmt: skip
+    stats = {
+        str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=P90_MS / 2, ttft_p90_ms=P90_MS)
+        for o in offerings
+    }
     stamp = time.time()
     client.set(rk.STATS_SNAPSHOT, StatsSnapshot(1, stamp, "1h", {"all": stats}).to_json())
     client.incr(rk.STATS_VERSION)
@@ -58,11 +60,20 @@ def _publish_ttft(server: ServerThread, client: redis.Redis) -> None:
 
 
 def _ask(server: ServerThread, tenant: Tenant) -> tuple[requests.Response, float]:
-    body: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, "stream": True,
-            **ORDER}  # fmt: skip
+    body: dict[str, Any] = {
+        "model": "gpt-4.1",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "max_tokens": 5,
+        "stream": True,
+        **ORDER,
+    }
     started = time.monotonic()
-    answer = requests.post(f"{server.base_url}/v1/chat/completions", json=body, timeout=90,
-                           headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+    answer = requests.post(
+        f"{server.base_url}/v1/chat/completions",
+        json=body,
+        timeout=90,
+        headers={"authorization": f"Bearer {tenant.key}"},
+    )
     return answer, time.monotonic() - started
 
 
@@ -79,8 +90,11 @@ def test_a_stalled_offering_is_hedged_the_second_answers_and_the_loser_is_cancel
     print(f"hedged answer after {took:.3f} s")
     assert answer.text.rstrip().endswith("data: [DONE]")
     # The stalled request was cancelled upstream: the fleet saw its caller leave during the stall.
-    wait_until(lambda: (sim_requests(sim, "openai")[0].get("sim") or {}).get("client_gone"), timeout=10,
-               message="the stalled provider saw the hedged-away request's connection close")  # fmt: skip
+    wait_until(
+        lambda: (sim_requests(sim, "openai")[0].get("sim") or {}).get("client_gone"),
+        timeout=10,
+        message="the stalled provider saw the hedged-away request's connection close",
+    )
     events = {e["request_id"]: e for e in tenant.wait_events(2)}
     [call] = [e for e in events.values() if not e["request_id"].endswith(LOSER_SUFFIX)]
     loser = events[call["request_id"] + LOSER_SUFFIX]
@@ -112,8 +126,12 @@ def test_a_caller_leaving_during_a_hedged_race_cancels_both_attempts(hedging_gat
         add_fault(sim, provider=provider, kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
     body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "stream": True, **ORDER}
     with pytest.raises(requests.exceptions.ReadTimeout):  # we leave after the hedge, before any first byte
-        requests.post(f"{hedging_gateway.base_url}/v1/chat/completions", json=body, timeout=(5, 1.0),
-                      headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+        requests.post(
+            f"{hedging_gateway.base_url}/v1/chat/completions",
+            json=body,
+            timeout=(5, 1.0),
+            headers={"authorization": f"Bearer {tenant.key}"},
+        )
 
     def both_gone() -> bool:
         return all((sim_requests(sim, p)[0].get("sim") or {}).get("client_gone") for p in ("openai", "openrouter"))

@@ -68,16 +68,27 @@ class Ask:
 def offerings(draw: st.DrawFn) -> OfferingSnapshot:
     usage_dialect = draw(st.sampled_from(USAGE_DIALECTS))
     prices = Prices(
-        input=draw(price), output=draw(price), cache_read=draw(price), cache_write_5m=draw(price),
-        cache_write_1h=draw(price), reasoning=draw(st.none() | price),
-    )  # fmt: skip
+        input=draw(price),
+        output=draw(price),
+        cache_read=draw(price),
+        cache_write_5m=draw(price),
+        cache_write_1h=draw(price),
+        reasoning=draw(st.none() | price),
+    )
     return OfferingSnapshot(
-        offering_id=1, model="m", provider="p", upstream_model="m",
-        dialect="anthropic" if usage_dialect == "anthropic" else "openai", base_url="http://127.0.0.1:1/p/v1",
-        usage_dialect=usage_dialect, cached_tokens_in_input=usage_dialect != "anthropic", prices=prices,
-        context_window=1_000_000, max_output=draw(st.integers(1, 200_000)),
+        offering_id=1,
+        model="m",
+        provider="p",
+        upstream_model="m",
+        dialect="anthropic" if usage_dialect == "anthropic" else "openai",
+        base_url="http://127.0.0.1:1/p/v1",
+        usage_dialect=usage_dialect,
+        cached_tokens_in_input=usage_dialect != "anthropic",
+        prices=prices,
+        context_window=1_000_000,
+        max_output=draw(st.integers(1, 200_000)),
         max_reasoning_tokens=draw(st.sampled_from((0, 0, 1, 64, 32_768))),
-    )  # fmt: skip
+    )
 
 
 @st.composite
@@ -98,19 +109,32 @@ def asks(draw: st.DrawFn) -> Ask:
     dialect, body = draw(bodies())
     shares = st.floats(0, 1)
     return Ask(
-        offering=draw(offerings()), dialect=dialect, body=body, input_factor=draw(st.floats(0, 2)),
-        cached=(draw(shares), draw(shares), draw(shares)), output_share=draw(st.floats(0, 3)),
-        reasoning_share=draw(shares), overreport=draw(st.sampled_from((1.0, 1.15, 1.5, 2.0))),
-        ending=draw(st.sampled_from(ENDINGS)), markup_bps=draw(st.integers(0, 50_000)), byok=draw(st.booleans()),
-    )  # fmt: skip
+        offering=draw(offerings()),
+        dialect=dialect,
+        body=body,
+        input_factor=draw(st.floats(0, 2)),
+        cached=(draw(shares), draw(shares), draw(shares)),
+        output_share=draw(st.floats(0, 3)),
+        reasoning_share=draw(shares),
+        overreport=draw(st.sampled_from((1.0, 1.15, 1.5, 2.0))),
+        ending=draw(st.sampled_from(ENDINGS)),
+        markup_bps=draw(st.integers(0, 50_000)),
+        byok=draw(st.booleans()),
+    )
 
 
 def _record(tenant_id: int, ask: Ask) -> KeyRecord:
     return KeyRecord(
-        key_id=tenant_id, tenant_id=tenant_id, tenant_slug=f"t{tenant_id}", name="k", prefix="tw_test",
-        key_limits=Limits(), tenant_limits=Limits(), markup_bps=ask.markup_bps,
+        key_id=tenant_id,
+        tenant_id=tenant_id,
+        tenant_slug=f"t{tenant_id}",
+        name="k",
+        prefix="tw_test",
+        key_limits=Limits(),
+        tenant_limits=Limits(),
+        markup_bps=ask.markup_bps,
         byok={"p": "env"} if ask.byok else {},
-    )  # fmt: skip
+    )
 
 
 def _true_usage(call: Call, ask: Ask) -> SimUsage:
@@ -201,11 +225,19 @@ def test_no_call_is_charged_beyond_its_hold_and_no_tenant_consumes_more_than_it_
 def test_a_reasoning_call_with_a_tiny_max_tokens_is_held_for_the_models_reasoning_cap(redis_client: redis.Redis):
     """The issue's case: DeepSeek's reasoner with max_tokens 10 is held for 10 + 32,768 output tokens."""
     offering = OfferingSnapshot(
-        offering_id=1, model="deepseek-r1", provider="deepseek", upstream_model="deepseek-reasoner", dialect="openai",
-        base_url="http://127.0.0.1:1/deepseek/v1", usage_dialect="deepseek", cached_tokens_in_input=True,
-        prices=Prices(input=280_000, output=420_000, cache_read=28_000), context_window=131_072, max_output=65_536,
+        offering_id=1,
+        model="deepseek-r1",
+        provider="deepseek",
+        upstream_model="deepseek-reasoner",
+        dialect="openai",
+        base_url="http://127.0.0.1:1/deepseek/v1",
+        usage_dialect="deepseek",
+        cached_tokens_in_input=True,
+        prices=Prices(input=280_000, output=420_000, cache_read=28_000),
+        context_window=131_072,
+        max_output=65_536,
         max_reasoning_tokens=32_768,
-    )  # fmt: skip
+    )
     view = OPENAI.view({"model": "deepseek-r1", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]})
     ask = Ask(offering, OPENAI, {}, 1.0, (0, 0, 0), 1.0, 0.5, 1.0, "completed", 0, False)
     hold = call_hold(offering, view, _record(1, ask))

@@ -28,10 +28,20 @@ pytestmark = pytest.mark.cluster
 
 T0 = 1_700_000_000.0
 OFFERING = OfferingSnapshot(
-    offering_id=5, model="m", provider="p", upstream_model="m", dialect="openai", base_url="http://127.0.0.1:9/v1",
-    usage_dialect="openai", cached_tokens_in_input=True, prices=Prices(input=1, output=1), context_window=100_000,
-    max_output=4096, rpm=20, tpm=None,
-)  # fmt: skip
+    offering_id=5,
+    model="m",
+    provider="p",
+    upstream_model="m",
+    dialect="openai",
+    base_url="http://127.0.0.1:9/v1",
+    usage_dialect="openai",
+    cached_tokens_in_input=True,
+    prices=Prices(input=1, output=1),
+    context_window=100_000,
+    max_output=4096,
+    rpm=20,
+    tpm=None,
+)
 
 
 def test_both_dialects_headers_as_the_fleet_sends_them_are_read():
@@ -218,8 +228,11 @@ def test_a_sync_in_flight_across_a_reset_writes_nothing_into_the_new_state(redis
 def test_headers_are_read_near_the_limit_and_now_and_then_far_from_it():
     clock = ManualClock(T0)
     board = LimitBoard(clock=clock)
-    roomy = {"x-ratelimit-limit-requests": "5000", "x-ratelimit-remaining-requests": "4000",
-             "x-ratelimit-reset-requests": "30s"}  # fmt: skip
+    roomy = {
+        "x-ratelimit-limit-requests": "5000",
+        "x-ratelimit-remaining-requests": "4000",
+        "x-ratelimit-reset-requests": "30s",
+    }
     first = board.sent(5, 100)
     assert board.wants_headers(first)  # nothing known yet
     board.finished(first, parse(roomy))

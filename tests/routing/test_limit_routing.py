@@ -47,8 +47,12 @@ def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[Serve
 
 def _burst(gateway: ServerThread, tenant: Tenant) -> list[httpx.Response]:
     def one(_: int) -> httpx.Response:
-        return httpx.post(f"{gateway.base_url}/v1/chat/completions", json=BODY, timeout=20,
-                          headers={"authorization": f"Bearer {tenant.key}"})  # fmt: skip
+        return httpx.post(
+            f"{gateway.base_url}/v1/chat/completions",
+            json=BODY,
+            timeout=20,
+            headers={"authorization": f"Bearer {tenant.key}"},
+        )
 
     with ThreadPoolExecutor(WORKERS) as pool:
         return list(pool.map(one, range(BURST)))

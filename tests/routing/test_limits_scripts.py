@@ -38,9 +38,15 @@ async def pipe(redis_client: redis.Redis) -> AsyncIterator[PipelinedRedis]:
 
 def _record(*, key: Limits | None = None, tenant: Limits | None = None, budget: int | None = None) -> KeyRecord:
     return KeyRecord(
-        key_id=1, tenant_id=TID, tenant_slug="acme", name="k", prefix="tw_test",
-        key_limits=key or Limits(), tenant_limits=tenant or Limits(), monthly_budget_micros=budget,
-    )  # fmt: skip
+        key_id=1,
+        tenant_id=TID,
+        tenant_slug="acme",
+        name="k",
+        prefix="tw_test",
+        key_limits=key or Limits(),
+        tenant_limits=tenant or Limits(),
+        monthly_budget_micros=budget,
+    )
 
 
 def _state(r: redis.Redis) -> dict[Any, Any]:

@@ -64,8 +64,9 @@ def test_with_family_fallback_an_unknown_member_goes_to_the_newest_of_its_family
     events = tenant.wait_events(2)
     assert [e["model"] for e in events] == ["claude-haiku-4.5", "gpt-5"]
     assert [e["route_reason"].split(";")[0] for e in events] == [
-        "family:claude-haiku-9-9->claude-haiku-4.5", "family:gpt-7.1-nova->gpt-5",
-    ]  # fmt: skip
+        "family:claude-haiku-9-9->claude-haiku-4.5",
+        "family:gpt-7.1-nova->gpt-5",
+    ]
 
 
 @pytest.mark.adversarial

@@ -150,8 +150,16 @@ async def test_every_script_call_the_gateway_makes_has_its_keys_in_one_slot(clus
     cluster = redis.RedisCluster.from_url(cluster_url)
     cluster.set(rk.tenant_available(tenant_id), 1_000_000)
     limits = Limits(rpm=100, tpm=100_000, max_concurrency=5)
-    record = KeyRecord(key_id=tenant_id * 10, tenant_id=tenant_id, tenant_slug="t", name="k", prefix="tw_",
-                       key_limits=limits, tenant_limits=limits, monthly_budget_micros=10**9)  # fmt: skip
+    record = KeyRecord(
+        key_id=tenant_id * 10,
+        tenant_id=tenant_id,
+        tenant_slug="t",
+        name="k",
+        prefix="tw_",
+        key_limits=limits,
+        tenant_limits=limits,
+        monthly_budget_micros=10**9,
+    )
     adm = await admit(recorder, record, tokens=100, hold_micros=5_000, lifetime_s=60)
     assert await spend_hedge(recorder, adm, share=0.5, burst=1.0) is True
     assert await settle(recorder, adm, charge_micros=2_000, tokens_used=80) is True
@@ -203,8 +211,10 @@ async def test_a_master_down_fails_its_own_slots_like_a_single_redis_down():
     with redis_cluster(masters=3) as url:
         client = ClusterRedis(url)
         await client.connect()
-        down_key, up_key = "down:x", next(f"up:{i}" for i in range(100) if owner(url, f"up:{i}")[1].port
-                                          != owner(url, "down:x")[1].port)  # fmt: skip
+        down_key, up_key = (
+            "down:x",
+            next(f"up:{i}" for i in range(100) if owner(url, f"up:{i}")[1].port != owner(url, "down:x")[1].port),
+        )
         assert await client.execute("SET", down_key, "1") == b"OK"
         shut_down(owner(url, down_key)[1])
         with pytest.raises(RedisUnavailable):

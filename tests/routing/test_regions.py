@@ -46,8 +46,10 @@ def _stats(catalog: CatalogSnapshot, n: int) -> StatsSnapshot:
             )
             for o in catalog.offerings
         }
-    every = {str(o.offering_id): OfferingStats(o.offering_id, n=4 * n, ttft_p50_ms=BASE_TTFT_MS + 30, tps_p50=50.0)
-             for o in catalog.offerings}  # fmt: skip
+    every = {
+        str(o.offering_id): OfferingStats(o.offering_id, n=4 * n, ttft_p50_ms=BASE_TTFT_MS + 30, tps_p50=50.0)
+        for o in catalog.offerings
+    }
     return StatsSnapshot(version=1, generated_at=0.0, window="1h", stats={**per_region, "all": every})
 
 
@@ -56,9 +58,16 @@ def _winner(region: str, stats: StatsSnapshot, catalog: CatalogSnapshot) -> str:
     state.set_catalog(catalog)
     state.set_stats(stats)
     route = plan(
-        state=state, health=HealthBoard(failures_to_open=3, cooldown_s=30), strategy=DefaultScorer(), record=RECORD,
-        model="deepseek-v3.2", need=NEED, prefs=ProviderPrefs(), mode="performance", affinity=None,
-    )  # fmt: skip
+        state=state,
+        health=HealthBoard(failures_to_open=3, cooldown_s=30),
+        strategy=DefaultScorer(),
+        record=RECORD,
+        model="deepseek-v3.2",
+        need=NEED,
+        prefs=ProviderPrefs(),
+        mode="performance",
+        affinity=None,
+    )
     return route.offerings[0].provider
 
 

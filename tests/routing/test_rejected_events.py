@@ -25,8 +25,11 @@ def _assert_rejected(event, response, status, code, model):
     assert response.status_code == status and response.json()["error"]["code"] == code
     assert event["request_id"] == response.headers["x-request-id"] == response.headers["request-id"]
     assert (event["status"], event["http_status"], event["error_code"], event["model"]) == (
-        "rejected", status, code, model,
-    )  # fmt: skip
+        "rejected",
+        status,
+        code,
+        model,
+    )
     assert event["charge_micros"] == event["cost_micros"] == event["hold_micros"] == 0
     assert event["hold_id"] is None and event["offering_id"] is None and set(event["tokens"].values()) == {0}
 

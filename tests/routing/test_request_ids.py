@@ -65,9 +65,11 @@ def test_both_sdks_read_the_id_of_an_error_401_404_and_402(gateway, redis_client
 def test_models_and_count_tokens_carry_both_ids(gateway, tenant):
     listed = requests.get(f"{gateway.base_url}/v1/models", headers={"x-api-key": tenant.key}, timeout=5)
     counted = requests.post(
-        f"{gateway.base_url}/v1/messages/count_tokens", headers={"x-api-key": tenant.key}, timeout=5,
+        f"{gateway.base_url}/v1/messages/count_tokens",
+        headers={"x-api-key": tenant.key},
+        timeout=5,
         json={"model": "claude-haiku-4.5", "messages": MSG},
-    )  # fmt: skip
+    )
     assert listed.status_code == counted.status_code == 200
     _same_id(listed.headers)
     _same_id(counted.headers)

@@ -72,10 +72,14 @@ def test_function_tool_round_trip(oai, tenant, sim, model, provider):
     forwarded = sim_requests(sim, provider, 1)[0]["json"]
     assert forwarded["tools"]
     second = oai.responses.create(
-        model=model, tools=[WEATHER],
-        input=[{"role": "user", "content": "Weather in Paris?"}, call.model_dump(exclude_none=True),
-               {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 21 C"}],
-    )  # fmt: skip
+        model=model,
+        tools=[WEATHER],
+        input=[
+            {"role": "user", "content": "Weather in Paris?"},
+            call.model_dump(exclude_none=True),
+            {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 21 C"},
+        ],
+    )
     assert second.output_text and not [item for item in second.output if item.type == "function_call"]
     received = sim_requests(sim, provider, 1)[0]["json"]["messages"]
     assert "sunny, 21 C" in str(received[-1])
@@ -153,9 +157,10 @@ def test_unknown_fields_and_items_are_accepted(gateway, tenant, sim):
 def test_json_schema_text_format_becomes_response_format(oai, sim):
     schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
     oai.responses.create(
-        model=MODEL_OPENAI, input="Answer in JSON.",
+        model=MODEL_OPENAI,
+        input="Answer in JSON.",
         text={"format": {"type": "json_schema", "name": "answer", "schema": schema, "strict": True}},
-    )  # fmt: skip
+    )
     forwarded = sim_requests(sim, "openai", 1)[0]["json"]
     assert forwarded["response_format"]["json_schema"]["schema"] == schema
 

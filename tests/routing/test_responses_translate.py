@@ -83,8 +83,12 @@ def test_content_parts_keep_images_and_join_assistant_text():
     image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"}
     items = [
         {"role": "user", "content": [{"type": "input_text", "text": "look"}, image]},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}, {"type": "output_text", "text": "b"}]},
-    ]  # fmt: skip
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "a"}, {"type": "output_text", "text": "b"}],
+        },
+    ]
     chat, _ = to_chat({"model": "m", "input": items})
     assert chat["messages"][0]["content"][1] == {
         "type": "image_url",
@@ -131,11 +135,14 @@ def test_stream_reasoning_text_and_custom_tool_call_make_the_real_event_sequence
     tracker = UsageTracker(10)
     call = {"index": 0, "id": "call_9", "type": "function", "function": {"name": "run_script", "arguments": '{"input"'}}
     raw = (
-        _chunk({"role": "assistant", "reasoning_content": "think"}) + _chunk({"content": "Hi"})
-        + _chunk({"tool_calls": [call]}) + _chunk({"tool_calls": [{"index": 0, "function": {"arguments": ': "ls"}'}}]})
-        + _chunk({}, "tool_calls") + frame(orjson.dumps({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
+        _chunk({"role": "assistant", "reasoning_content": "think"})
+        + _chunk({"content": "Hi"})
+        + _chunk({"tool_calls": [call]})
+        + _chunk({"tool_calls": [{"index": 0, "function": {"arguments": ': "ls"}'}}]})
+        + _chunk({}, "tool_calls")
+        + frame(orjson.dumps({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}))
         + b"data: [DONE]\n\n"
-    )  # fmt: skip
+    )
     events = _events(_converter(tracker), raw)
     kinds = [e["type"] for e in events]
     assert kinds == [
@@ -182,16 +189,32 @@ def test_anthropic_events_become_responses_events():
     tracker = UsageTracker(1)
     stages = AnthropicToResponses(
         AnthropicToOpenAI(tracker, dict, completion_id="x", model="m", include_usage=False),
-        ChatToResponses(tracker, lambda: {"output_tokens": 3}, response_id="r", model="m", shape=to_chat({"model": "m", "input": "hi"})[1], owns_usage=False),
-    )  # fmt: skip
+        ChatToResponses(
+            tracker,
+            lambda: {"output_tokens": 3},
+            response_id="r",
+            model="m",
+            shape=to_chat({"model": "m", "input": "hi"})[1],
+            owns_usage=False,
+        ),
+    )
     anthropic = [
         ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 4, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hey"}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hey"}},
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
     raw = b"".join(frame(orjson.dumps(data), name.encode()) for name, data in anthropic)
     events = _events(stages, raw)
     assert stages.done and events[-1]["type"] == "response.completed"

@@ -16,10 +16,20 @@ from tests.waiting import ManualClock
 
 def offering(oid, provider, *, price=1_000_000, quality=0.5, params=("tools",), ctx=100_000, max_out=8000):
     return OfferingSnapshot(
-        offering_id=oid, model="m", provider=provider, upstream_model="u", dialect="openai", base_url="http://x",
-        usage_dialect="openai", cached_tokens_in_input=True, prices=Prices(input=price, output=price * 2),
-        context_window=ctx, max_output=max_out, parameters=params, quality=quality,
-    )  # fmt: skip
+        offering_id=oid,
+        model="m",
+        provider=provider,
+        upstream_model="u",
+        dialect="openai",
+        base_url="http://x",
+        usage_dialect="openai",
+        cached_tokens_in_input=True,
+        prices=Prices(input=price, output=price * 2),
+        context_window=ctx,
+        max_output=max_out,
+        parameters=params,
+        quality=quality,
+    )
 
 
 RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="t", name="k", prefix="p")
@@ -39,8 +49,11 @@ def test_modes_order_by_what_they_optimise():
         offering(2, "fast", price=900_000),
         offering(3, "smart", price=1_000_000, quality=0.95),
     )
-    stats = {2: OfferingStats(2, n=100, ttft_p50_ms=100, tps_p50=200), 1: OfferingStats(1, n=100, ttft_p50_ms=2000, tps_p50=20),
-             3: OfferingStats(3, n=100, ttft_p50_ms=900, tps_p50=40, quality_score=0.95)}  # fmt: skip
+    stats = {
+        2: OfferingStats(2, n=100, ttft_p50_ms=100, tps_p50=200),
+        1: OfferingStats(1, n=100, ttft_p50_ms=2000, tps_p50=20),
+        3: OfferingStats(3, n=100, ttft_p50_ms=900, tps_p50=40, quality_score=0.95),
+    }
     signals = [sig(o, stats[o.offering_id]) for o in (cheap, fast, smart)]
     assert rank(signals, "cost")[0] == "cheap"
     assert rank(signals, "performance")[0] == "fast"

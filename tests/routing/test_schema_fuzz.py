@@ -24,9 +24,11 @@ MODELS = ("gpt-4.1-mini", "claude-haiku-4.5", "deepseek-v3.2")
 VALID_EXAMPLES = 40  # per endpoint: one request each (most are answered by a simulated provider)
 MUTATED_EXAMPLES = 120  # per endpoint: one request each (most are refused at once)
 FUZZ = settings(
-    deadline=None, derandomize=True, database=None,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
-)  # fmt: skip
+)
 
 
 BODIES = {

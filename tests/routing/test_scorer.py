@@ -22,10 +22,20 @@ NEED = Need(input_estimate=2000, max_tokens=None, params=frozenset())
 
 def offering(oid, provider, *, price=280_000, out=420_000, cache_read=28_000, cache_policy="normalized"):
     return OfferingSnapshot(
-        offering_id=oid, model="m", provider=provider, upstream_model="u", dialect="openai", base_url="http://x",
-        usage_dialect="openai", cached_tokens_in_input=True, context_window=100_000, max_output=8000,
-        prices=Prices(input=price, output=out, cache_read=cache_read), cache_policy=cache_policy, quality=0.8,
-    )  # fmt: skip
+        offering_id=oid,
+        model="m",
+        provider=provider,
+        upstream_model="u",
+        dialect="openai",
+        base_url="http://x",
+        usage_dialect="openai",
+        cached_tokens_in_input=True,
+        context_window=100_000,
+        max_output=8000,
+        prices=Prices(input=price, output=out, cache_read=cache_read),
+        cache_policy=cache_policy,
+        quality=0.8,
+    )
 
 
 FLEET = (
@@ -47,9 +57,16 @@ def state(stats=None, clock=None):
 def route(s, mode="balanced", affinity=None, health=None, need=NEED):
     health = health or HealthBoard(failures_to_open=3, cooldown_s=15)
     return plan(
-        state=s, health=health, strategy=DefaultScorer(), record=RECORD, model="m", need=need,
-        prefs=ProviderPrefs(), mode=mode, affinity=affinity,
-    )  # fmt: skip
+        state=s,
+        health=health,
+        strategy=DefaultScorer(),
+        record=RECORD,
+        model="m",
+        need=need,
+        prefs=ProviderPrefs(),
+        mode=mode,
+        affinity=affinity,
+    )
 
 
 def honest(oid, **kw):
@@ -75,9 +92,18 @@ def test_catalog_only_never_prefers_the_cheap_unverified_reseller_in_any_mode():
 
 
 def test_after_integrity_probes_flagged_offering_is_last_resort_and_honest_reseller_competes():
-    flagged = OfferingStats(4, n=60, ttft_p50_ms=300.0, tps_p50=200.0, price_n=3, overcount_factor=1.15,
-                            billed_ratio=1.3, quality_score=0.6, quality_n=40, flags=("token_overcount",
-                            "price_mismatch", "degraded_quality"))  # fmt: skip
+    flagged = OfferingStats(
+        4,
+        n=60,
+        ttft_p50_ms=300.0,
+        tps_p50=200.0,
+        price_n=3,
+        overcount_factor=1.15,
+        billed_ratio=1.3,
+        quality_score=0.6,
+        quality_n=40,
+        flags=("token_overcount", "price_mismatch", "degraded_quality"),
+    )
     s = state([honest(1), honest(2), honest(3, price_n=30), flagged])
     for mode in ("balanced", "cost", "performance", "quality"):
         r = route(s, mode)
@@ -131,9 +157,16 @@ def test_live_errors_fade_with_time_and_a_half_open_breaker_gets_the_trial():
 def test_explanation_lists_dropped_candidates_with_their_filter():
     s = state([honest(1), honest(2), honest(3, price_n=30)])
     r = plan(
-        state=s, health=HealthBoard(failures_to_open=3, cooldown_s=15), strategy=DefaultScorer(), record=RECORD,
-        model="m", need=NEED, prefs=ProviderPrefs(ignore=("reseller",)), mode="balanced", affinity=None,
-    )  # fmt: skip
+        state=s,
+        health=HealthBoard(failures_to_open=3, cooldown_s=15),
+        strategy=DefaultScorer(),
+        record=RECORD,
+        model="m",
+        need=NEED,
+        prefs=ProviderPrefs(ignore=("reseller",)),
+        mode="balanced",
+        affinity=None,
+    )
     assert [c.verdict for c in r.candidates() if c.provider == "reseller"] == ["dropped:not_allowed"]
     assert r.candidates()[0].verdict == "winner" and r.candidates()[0].provider == r.offerings[0].provider
 
@@ -169,20 +202,34 @@ def test_auto_picks_the_model_by_mode_and_keeps_fallbacks_within_it():
     from routing.router.auto import plan_auto, virtual_mode
 
     cheap = [replace(o, model="small", quality=0.7) for o in FLEET[:2]]
-    smart = [replace(o, offering_id=o.offering_id + 10, model="big", quality=0.95, prices=Prices(2_000_000, 8_000_000))
-             for o in FLEET[:2]]  # fmt: skip
+    smart = [
+        replace(o, offering_id=o.offering_id + 10, model="big", quality=0.95, prices=Prices(2_000_000, 8_000_000))
+        for o in FLEET[:2]
+    ]
     s = CatalogState("beijing")
-    s.set_catalog(CatalogSnapshot(1, 0.0, (*cheap, *smart), models=(ModelSnapshot("small", "vendor"),
-                                                                     ModelSnapshot("big", "vendor"))))  # fmt: skip
+    s.set_catalog(
+        CatalogSnapshot(
+            1, 0.0, (*cheap, *smart), models=(ModelSnapshot("small", "vendor"), ModelSnapshot("big", "vendor"))
+        )
+    )
     assert (virtual_mode("auto"), virtual_mode("auto:cost"), virtual_mode("auto:x"), virtual_mode("m")) == (
-        "", "cost", None, None,
-    )  # fmt: skip
+        "",
+        "cost",
+        None,
+        None,
+    )
 
     def auto(mode, record=RECORD):
         return plan_auto(
-            state=s, health=HealthBoard(failures_to_open=3, cooldown_s=15), strategy=DefaultScorer(), record=record,
-            need=NEED, prefs=ProviderPrefs(), mode=mode, affinity=None,
-        )  # fmt: skip
+            state=s,
+            health=HealthBoard(failures_to_open=3, cooldown_s=15),
+            strategy=DefaultScorer(),
+            record=record,
+            need=NEED,
+            prefs=ProviderPrefs(),
+            mode=mode,
+            affinity=None,
+        )
 
     assert {o.model for o in auto("cost").offerings} == {"small"} and auto("cost").reason.startswith("auto:small;cost:")
     assert {o.model for o in auto("quality").offerings} == {"big"}

@@ -38,9 +38,14 @@ async def pipe(redis_client: redis.Redis) -> AsyncIterator[PipelinedRedis]:
 
 def _record(*, key_id: int = 1, budget: int | None = None, spend_limit: int | None = None) -> KeyRecord:
     return KeyRecord(
-        key_id=key_id, tenant_id=TID, tenant_slug="acme", name="k", prefix="tw_test",
-        monthly_budget_micros=budget, tenant_monthly_spend_limit_micros=spend_limit,
-    )  # fmt: skip
+        key_id=key_id,
+        tenant_id=TID,
+        tenant_slug="acme",
+        name="k",
+        prefix="tw_test",
+        monthly_budget_micros=budget,
+        tenant_monthly_spend_limit_micros=spend_limit,
+    )
 
 
 async def _admit(pipe: PipelinedRedis, record: KeyRecord, **kw: Any) -> Admission:

@@ -136,6 +136,8 @@ async def test_events_held_in_memory_are_replayed_once_redis_answers(tmp_path, o
     assert spool.held == [] and spool.redis_failing is False
     assert await replay_once(client, spool) == 0  # nothing twice
     entries = redis.Redis.from_url(own_redis.url).xrange(rk.USAGE_STREAM)
-    assert [fields[b"e"] for _, fields in entries] == [b'{"request_id":"m1","tenant_id":1}',
-                                                       b'{"request_id":"m2","tenant_id":1}']  # fmt: skip
+    assert [fields[b"e"] for _, fields in entries] == [
+        b'{"request_id":"m1","tenant_id":1}',
+        b'{"request_id":"m2","tenant_id":1}',
+    ]
     await client.close()

@@ -34,8 +34,11 @@ def _heap_mid_stream(server, sim, tenant, *kinds: type) -> tuple[Call, dict[type
 def test_an_open_stream_holds_no_request_or_upstream_headers(patient_gateway, sim, tenant):
     call, found = _heap_mid_stream(patient_gateway, sim, tenant, Opened)
     assert call.headers == {}  # the caller's, its API key among them
-    [opened] = [o for o in found[Opened] if o.response.status == 200 and o.response.request_info.url.path.endswith(
-        "/chat/completions")]  # fmt: skip
+    [opened] = [
+        o
+        for o in found[Opened]
+        if o.response.status == 200 and o.response.request_info.url.path.endswith("/chat/completions")
+    ]
     assert dict(opened.response.headers) == {}
     assert opened.response.raw_headers == ()
     assert dict(opened.response.request_info.headers) == {}  # the provider key went with them
@@ -49,8 +52,11 @@ def _awaiting_chain(request_id: str) -> list[str]:
     [call] = [c for c in found[Call] if c.request_id == request_id]
     assert call.admission is not None and call.admitting is None
     coroutines = found[CoroutineType]
-    serving = [c for c in coroutines if c.cr_code is serve.__code__ and c.cr_frame is not None
-               and c.cr_frame.f_locals.get("call") is call]  # fmt: skip
+    serving = [
+        c
+        for c in coroutines
+        if c.cr_code is serve.__code__ and c.cr_frame is not None and c.cr_frame.f_locals.get("call") is call
+    ]
     outer = [c for c in coroutines if serving and c.cr_await is serving[0]]
     if len(serving) != 1 or len(outer) != 1:
         return []

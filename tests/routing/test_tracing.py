@@ -49,9 +49,10 @@ def _traced_app(receiver: OtlpReceiver, **config: Any) -> Any:
     """The app as an operator configures it: the standard variables, read when the app is made."""
     saved = {name: os.environ.get(name) for name in (*OTEL_VARS, "OTEL_BSP_SCHEDULE_DELAY", "OTEL_SERVICE_NAME")}
     os.environ.update(
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY="50",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=receiver.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY="50",
         OTEL_SERVICE_NAME="tokenway-gateway-test",
-    )  # fmt: skip
+    )
     os.environ.pop("OTEL_SDK_DISABLED", None)
     try:
         return make_gateway_app(harness.test_config(**config))
@@ -83,9 +84,11 @@ def _ask(server: ServerThread, tenant: Tenant, *, stream: bool = False, **header
     body: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 20,
             "stream": stream, **ORDER}  # fmt: skip
     answer = requests.post(
-        f"{server.base_url}/v1/chat/completions", json=body, timeout=30,
+        f"{server.base_url}/v1/chat/completions",
+        json=body,
+        timeout=30,
         headers={"authorization": f"Bearer {tenant.key}", **headers},
-    )  # fmt: skip
+    )
     assert answer.status_code == 200, answer.text
     return answer
 

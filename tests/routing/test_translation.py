@@ -112,9 +112,18 @@ def test_openai_request_to_anthropic_and_back():
 )
 def test_non_streaming_response_round_trip(finish, stop):
     completion = {
-        "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": "hello",
-                     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x":2}'}}]}}],
-    }  # fmt: skip
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish,
+                "message": {
+                    "role": "assistant",
+                    "content": "hello",
+                    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x":2}'}}],
+                },
+            }
+        ],
+    }
     message = response.openai_to_anthropic(completion, message_id="msg_1", model="m", usage={"input_tokens": 1})
     assert message["stop_reason"] == stop
     assert message["content"] == [
@@ -193,10 +202,23 @@ def test_openai_stream_to_anthropic_events_and_back():
 
 # --- SDKs end to end, across dialects --------------------------------------------------------
 
-TOOLS_OAI = [{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
-              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]  # fmt: skip
-TOOLS_ANTH = [{"name": "get_weather", "description": "Weather for a city",
-               "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]  # fmt: skip
+TOOLS_OAI = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+]
+TOOLS_ANTH = [
+    {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
 ONLY_ANTHROPIC = {"provider": {"only": ["anthropic"]}}
 
 
@@ -239,10 +261,14 @@ def test_anthropic_sdk_served_by_an_openai_dialect_provider_with_tools(claude):
         final = stream.get_final_message()
     assert any(b.type == "tool_use" for b in final.content) and final.usage.output_tokens > 0
     follow = claude.messages.create(
-        model="gpt-4.1-mini", max_tokens=50,
-        messages=[{"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": [tool_use.model_dump()]},
-                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use.id, "content": "sunny"}]}],
-    )  # fmt: skip
+        model="gpt-4.1-mini",
+        max_tokens=50,
+        messages=[
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": [tool_use.model_dump()]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use.id, "content": "sunny"}]},
+        ],
+    )
     assert follow.content[0].text
 
 
@@ -281,10 +307,18 @@ def test_thinking_blocks_become_reasoning_content_for_openai_callers():
     completion = response.anthropic_to_openai(message, completion_id="c", model="m", usage={})
     assert completion["choices"][0]["message"]["reasoning_content"] == "hmm"
     assert completion["choices"][0]["message"]["content"] == "42"
-    events = [("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
-              ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
-              ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
-              ("message_stop", {"type": "message_stop"})]  # fmt: skip
+    events = [
+        ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        ),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "hmm"}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
     converter = AnthropicToOpenAI(UsageTracker(1), dict, completion_id="c", model="m", include_usage=False)
     out = [orjson.loads(e.data) for e in SseSplitter().feed(_feed(converter, _sse(events))) if e.data != b"[DONE]"]
     assert any(c["choices"][0]["delta"].get("reasoning_content") == "hmm" for c in out)

@@ -69,10 +69,25 @@ def test_usage_event_serialisation_matches_the_contract():
     from contracts.usage import UsageEvent
 
     event = UsageEvent(
-        request_id="r", tenant_id=1, key_id=2, model="m", offering_id=3, provider="p", region="beijing", route_mode="cost",
-        route_reason="cost:score", tokens=Tokens(1, 2, 3, 4, 5, 1), usage_source="provider", prices=Prices(1, 2, 3),
-        cost_micros=9, charge_micros=10, status="ok", http_status=200, stream=True, flags=("clamped_negative",),
-    )  # fmt: skip
+        request_id="r",
+        tenant_id=1,
+        key_id=2,
+        model="m",
+        offering_id=3,
+        provider="p",
+        region="beijing",
+        route_mode="cost",
+        route_reason="cost:score",
+        tokens=Tokens(1, 2, 3, 4, 5, 1),
+        usage_source="provider",
+        prices=Prices(1, 2, 3),
+        cost_micros=9,
+        charge_micros=10,
+        status="ok",
+        http_status=200,
+        stream=True,
+        flags=("clamped_negative",),
+    )
     # The wire bytes are those of the plain-dict form metering has always parsed.
     assert event.to_json() == orjson.dumps(dataclasses.asdict(event))
     assert UsageEvent.from_json(event.to_json()) == event

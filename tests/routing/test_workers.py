@@ -32,8 +32,12 @@ WORKERS = 2
 
 def _chat(base_url: str, key: str) -> requests.Response:
     body: dict[str, Any] = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
-    return requests.post(f"{base_url}/v1/chat/completions", json=body, timeout=30,
-                         headers={"authorization": f"Bearer {key}", "connection": "close"})  # fmt: skip
+    return requests.post(
+        f"{base_url}/v1/chat/completions",
+        json=body,
+        timeout=30,
+        headers={"authorization": f"Bearer {key}", "connection": "close"},
+    )
 
 
 def test_two_workers_behind_one_port_serve_and_account_every_call(
@@ -44,8 +48,9 @@ def test_two_workers_behind_one_port_serve_and_account_every_call(
     tenant = make_tenant(redis_client, balance=10**9)
     port = free_port()
     env = {**os.environ, "TOKENWAY_SPOOL_DIR": str(tmp_path / "spool"), "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}"}
-    supervisor = spawn([sys.executable, "-m", "routing", "--port", str(port), "--workers", str(WORKERS)],
-                       env=env, cwd=ROOT)  # fmt: skip
+    supervisor = spawn(
+        [sys.executable, "-m", "routing", "--port", str(port), "--workers", str(WORKERS)], env=env, cwd=ROOT
+    )
     try:
         wait_for_port(port, timeout=60)
         wait_until(lambda: len(_workers(supervisor.pid)) == WORKERS, timeout=30, message="two worker processes")
@@ -64,14 +69,20 @@ def test_two_workers_behind_one_port_serve_and_account_every_call(
         assert len(mine) == CALLS  # once each, whichever worker served it
         assert all(e["status"] == "ok" and e["charge_micros"] > 0 for e in mine)
         charged = sum(int(e["charge_micros"]) for e in mine)
-        wait_until(lambda: int(redis_client.get(rk.tenant_available(tenant.record.tenant_id)) or 0) == 10**9 - charged,
-                   timeout=10, message="every hold settled to its charge")  # fmt: skip
+        wait_until(
+            lambda: int(redis_client.get(rk.tenant_available(tenant.record.tenant_id)) or 0) == 10**9 - charged,
+            timeout=10,
+            message="every hold settled to its charge",
+        )
         workers = _workers(supervisor.pid)
     finally:
         stop(supervisor, timeout=20)
     assert supervisor.returncode is not None
-    wait_until(lambda: not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers),
-               timeout=10, message="workers gone with the supervisor")  # fmt: skip
+    wait_until(
+        lambda: not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers),
+        timeout=10,
+        message="workers gone with the supervisor",
+    )
 
 
 def _workers(pid: int) -> list[psutil.Process]:

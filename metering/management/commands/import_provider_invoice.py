@@ -18,8 +18,15 @@ from metering.provider_truth import InvoiceMatch
 
 
 def _verdict(match: InvoiceMatch) -> str:
-    parts = [name for name, on in (("over-billed", match.over_billed), ("under-billed", match.under_billed),
-                                   ("tokens over", match.tokens_over)) if on]  # fmt: skip
+    parts = [
+        name
+        for name, on in (
+            ("over-billed", match.over_billed),
+            ("under-billed", match.under_billed),
+            ("tokens over", match.tokens_over),
+        )
+        if on
+    ]
     return ", ".join(parts) or "ok"
 
 
@@ -44,13 +51,16 @@ class Command(BaseCommand):
         )
         for m in sorted(result.matches, key=lambda m: (m.line.day, m.line.model)):
             ratio = f"{m.amount_ratio:.4f}" if m.computed_micros else "-"
-            self.stdout.write(f"{m.line.day}\t{m.line.model}\t{m.line.offering_id}\t{m.requests}\t{m.line.amount_micros}"
-                              f"\t{m.booked_micros}\t{m.computed_micros}\t{ratio}\t{_verdict(m)}")  # fmt: skip
+            self.stdout.write(
+                f"{m.line.day}\t{m.line.model}\t{m.line.offering_id}\t{m.requests}\t{m.line.amount_micros}"
+                f"\t{m.booked_micros}\t{m.computed_micros}\t{ratio}\t{_verdict(m)}"
+            )
         for line in result.unmatched:
             self.stdout.write(f"{line.day}\t{line.model}\t-\t0\t{line.amount_micros}\t0\t0\t-\tnot in our catalog")
         booked = sum(spec.lines[0][1] for spec in result.journals)
-        self.stdout.write(f"{len(lines)} line(s) imported; {len(result.journals)} provider-cost adjustment(s), "
-                          f"{booked:+d} micro-USD")  # fmt: skip
+        self.stdout.write(
+            f"{len(lines)} line(s) imported; {len(result.journals)} provider-cost adjustment(s), {booked:+d} micro-USD"
+        )
         drifting = [m for m in result.matches if _verdict(m) != "ok"]
         if drifting:
             raise CommandError(f"{len(drifting)} line(s) drift more than 1% from our computation")

@@ -155,13 +155,18 @@ def localstripe_url(live_url) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "fakes.localstripe_server", "--port", str(port), "--from-scratch"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, timeout=15)
-        hook = {"url": f"{live_url}/api/v1/stripe/webhook", "secret": STRIPE_WEBHOOK_SECRET,
-                "events[]": ["payment_intent.succeeded", "payment_intent.payment_failed"]}  # fmt: skip
+        hook = {
+            "url": f"{live_url}/api/v1/stripe/webhook",
+            "secret": STRIPE_WEBHOOK_SECRET,
+            "events[]": ["payment_intent.succeeded", "payment_intent.payment_failed"],
+        }
         requests.post(f"{base}/_config/webhooks/tokenway", data=hook, timeout=5).raise_for_status()
         yield base
     finally:

@@ -21,12 +21,28 @@ def _as(page, user, live_url):
 def _usage_event(tenant_id: int, key_id: int, offering) -> UsageEvent:
     now = time.time()
     return UsageEvent(
-        request_id=f"req_{uuid.uuid4().hex[:20]}", tenant_id=tenant_id, key_id=key_id, model="deepseek-v4-flash",
-        offering_id=offering.pk, provider="deepseek", region="beijing", route_mode="balanced", route_reason="fastest ttft",
-        tokens=Tokens(input_uncached=900, cache_read=100, output=250), usage_source="provider",
-        prices=Prices(input=270_000, output=1_080_000, cache_read=27_000), cost_micros=513, charge_micros=513,
-        status="ok", http_status=200, stream=True, started_at=now - 1.2, ttft_ms=310.0, total_ms=1200.0, finished_at=now,
-    )  # fmt: skip
+        request_id=f"req_{uuid.uuid4().hex[:20]}",
+        tenant_id=tenant_id,
+        key_id=key_id,
+        model="deepseek-v4-flash",
+        offering_id=offering.pk,
+        provider="deepseek",
+        region="beijing",
+        route_mode="balanced",
+        route_reason="fastest ttft",
+        tokens=Tokens(input_uncached=900, cache_read=100, output=250),
+        usage_source="provider",
+        prices=Prices(input=270_000, output=1_080_000, cache_read=27_000),
+        cost_micros=513,
+        charge_micros=513,
+        status="ok",
+        http_status=200,
+        stream=True,
+        started_at=now - 1.2,
+        ttft_ms=310.0,
+        total_ms=1200.0,
+        finished_at=now,
+    )
 
 
 def test_balance_and_request_log_update_without_reload(page, live_url, personas, catalog):

@@ -20,9 +20,11 @@ def _measure(offering, *, ttft: float, tps: float, n: int, hit: float = 0.0, fla
         "error_rate": metric(0.01), "cache_hit_ratio": metric(hit),
     }  # fmt: skip
     return Aggregate.objects.update_or_create(
-        offering_id=offering.pk, region="all", window="24h",
+        offering_id=offering.pk,
+        region="all",
+        window="24h",
         defaults={"computed_at": timezone.now(), "n": n, "metrics": metrics, "flags": list(flags)},
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture

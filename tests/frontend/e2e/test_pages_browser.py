@@ -64,8 +64,11 @@ def test_every_page(browser, live_url, transactional_db, redis_client, personas,
     pages = populate(personas, catalog)
     folder = SHOTS / f"{language}-{width}"
     folder.mkdir(parents=True, exist_ok=True)
-    cookies = {"anonymous": None, "owner": login_cookie(personas.owner, live_url),
-               "staff": login_cookie(personas.staff, live_url)}  # fmt: skip
+    cookies = {
+        "anonymous": None,
+        "owner": login_cookie(personas.owner, live_url),
+        "staff": login_cookie(personas.staff, live_url),
+    }
     problems: list[str] = []
     for who, cookie in cookies.items():
         context = _context(browser, live_url, language, width, cookie)
