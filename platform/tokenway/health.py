@@ -98,7 +98,7 @@ def check_usage() -> ComponentStatus:
     the platform still serves; operators act on the problems listed."""
     # Imported here: devtools.stack_ready imports this module before Django is set up.
     from metering.pipeline_health import usage_pipeline_state
-    from routing.metrics import GATEWAYS
+    from routing.telemetry.metrics import GATEWAYS
 
     spools = [gateway.spool.state() for gateway in GATEWAYS.running()]
     problems = [f"usage spool unwritable ({s['held']} events held in memory)" for s in spools if not s["writable"]]

@@ -1,7 +1,7 @@
 """The platform's Prometheus figures: billing lag, Stripe sync, probe freshness, workers, tasks.
 
 Computed when scraped (a few cheap queries), served at ``GET /metrics`` of the web process beside
-the gateway's own metrics (routing.metrics: same process, same registry) and by each worker that
+the gateway's own metrics (routing.telemetry.metrics: same process, same registry) and by each worker that
 has ``TOKENWAY_METRICS_PORT`` (tokenway.task_metrics). Alerts worth having: docs/operations.md.
 """
 
@@ -23,7 +23,7 @@ from evaluation.freshness import probe_age_by_region
 from metering.lag import StreamLag, lag_total, meter_lag, usage_lag_by_stream
 from metering.models import ReconciliationFinding
 from metering.pipeline_health import usage_pipeline_state
-from routing.metrics import GATEWAY_REGISTRY, merged
+from routing.telemetry.metrics import GATEWAY_REGISTRY, merged
 from tokenway.health import WORKER_HEARTBEAT_PREFIX
 from tokenway.redis_client import get_redis
 from tokenway.task_metrics import task_outcomes

@@ -15,7 +15,7 @@ from contracts.env import (
     env_secret,
     env_str,
 )
-from routing.config import GatewayConfig
+from routing.process.config import GatewayConfig
 
 
 def test_unset_and_blank_values_take_the_default(monkeypatch):
