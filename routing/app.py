@@ -48,7 +48,7 @@ async def _lifespan(gateway: Gateway, traces: TracerProvider | None, receive: Re
                 log.exception("gateway failed to start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
-            metrics.GATEWAYS.add(gateway)  # /metrics reads its health board and capacity
+            metrics.GATEWAYS.add(gateway, partial(health.snapshot, gateway))  # /metrics: health board, capacity
             # What start-up loaded (modules, catalog, clients) lives as long as the process: out of the
             # collector's view, its full collections walk only what requests allocate since.
             gc.freeze()

@@ -14,6 +14,7 @@ from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.adapters.registry import adapter_for
 from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
+from routing.forwarding.attempt_span import attempt as traced_attempt
 from routing.forwarding.credentials import Credentials
 from routing.forwarding.prepare import forward_body
 from routing.handoff.call import Call
@@ -26,7 +27,6 @@ from routing.process.capacity import STREAMS
 from routing.process.config import GatewayConfig
 from routing.relay.answer import relay_json, relay_stream
 from routing.telemetry import metrics
-from routing.telemetry.propagation import attempt as traced_attempt
 from routing.upstream.attempt import Opened, open_attempt
 from routing.upstream.byok_connect import checked_url, make_byok_session, with_base_url
 from routing.upstream.classify import rate_limited
@@ -111,7 +111,7 @@ class Forwarder:
         tenant_url = call.record.byok_base_urls.get(offering.provider)
         attempt = self._attempt(call, offering, deadline, tenant_url)
         opening = tracked(self._limits, call, offering, attempt, fallback=offering is not last)
-        return traced_attempt(call, offering, opening)  # as it is while traces are off (routing.telemetry.propagation)
+        return traced_attempt(call, offering, opening)  # as it is while traces are off (attempt_span)
 
     def _hedge_after(self, call: Call, offering: OfferingSnapshot) -> float | None:
         if self._hedging is None:

@@ -16,6 +16,7 @@ from routing.handlers.accounting import account, account_unread, hand_off_early
 from routing.handlers.disconnect import DisconnectWatch
 from routing.handlers.intake import authenticate, new_request_id, parse_json, send_error
 from routing.handoff.call import Call
+from routing.handoff.call_span import describe_call
 from routing.handoff.end_state import end_state
 from routing.handoff.hold import call_hold
 from routing.http.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
@@ -95,9 +96,7 @@ async def _accept(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Rec
 
 
 async def _account(gateway: Gateway, call: Call) -> None:
-    tracing.describe_call(
-        call, gateway.config.region, end_state
-    )  # before settlement fills a departed client's admission
+    describe_call(call, gateway.config.region, end_state)  # before settlement fills a departed client's admission
     with tracing.span("settlement"):
         await account(gateway, call)
 

@@ -56,6 +56,9 @@ MAX_BOUND_CHILDREN = 256
 ENDPOINTS = frozenset({"/v1/chat/completions", "/v1/messages", "/v1/messages/count_tokens", "/v1/responses"})
 
 
+Figures = Callable[[], dict[str, Any]]  # one gateway's capacity snapshot (see CAPACITY)
+
+
 # Label children bound once per (endpoint, status) and per provider: ``labels()`` takes a lock and
 # builds its key on every call; the label sets are bounded (endpoint_label; catalog providers).
 _REQUEST_CHILDREN: dict[tuple[str, int], tuple[Any, Any]] = {}
@@ -99,17 +102,19 @@ class GatewayCollector(Collector):
     start several)."""
 
     def __init__(self) -> None:
-        self._gateways: dict[int, Any] = {}
+        self._gateways: dict[int, tuple[Any, Figures]] = {}
 
-    def add(self, gateway: Any) -> None:
-        self._gateways[id(gateway)] = gateway
+    def add(self, gateway: Any, figures: Figures) -> None:
+        """``figures`` reads the gateway's capacity (routing.handlers.health.snapshot, given by the app: this
+        module is a leaf and imports nothing of the request path)."""
+        self._gateways[id(gateway)] = (gateway, figures)
 
     def remove(self, gateway: Any) -> None:
         self._gateways.pop(id(gateway), None)
 
     def running(self) -> list[Any]:
         """The gateways running in this process (the platform's /healthz reads their usage spools)."""
-        return list(self._gateways.values())
+        return [gateway for gateway, _figures in self._gateways.values()]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         families = {
@@ -127,9 +132,9 @@ class GatewayCollector(Collector):
             ),
         }
         capacity: dict[str, float] = dict.fromkeys(CAPACITY, 0.0)
-        for gateway in list(self._gateways.values()):
+        for gateway, figures in list(self._gateways.values()):
             self._offerings(gateway, families)
-            for name, value in _capacity(gateway).items():
+            for name, value in _capacity(figures()).items():
                 capacity[name] += value
         yield from families.values()
         for name, (doc, _read) in CAPACITY.items():
@@ -188,10 +193,7 @@ CAPACITY: dict[str, tuple[str, Callable[[dict[str, Any]], float]]] = {
 }  # fmt: skip
 
 
-def _capacity(gateway: Any) -> dict[str, float]:
-    from routing.handlers.health import snapshot
-
-    figures = snapshot(gateway)
+def _capacity(figures: dict[str, Any]) -> dict[str, float]:
     return {name: float(read(figures)) for name, (_doc, read) in CAPACITY.items()}
 
 

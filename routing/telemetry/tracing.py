@@ -1,5 +1,5 @@
 """Gateway traces, when an operator turns them on (contracts.tracing): one server span per call, with
-children for admission, the routing decision, each upstream attempt (routing.telemetry.propagation) and
+children for admission, the routing decision, each upstream attempt (routing.forwarding.attempt_span) and
 the usage hand-off and settlement.
 
 Off, the app is not wrapped at all and every hook below is one ContextVar read; this module imports
@@ -22,8 +22,6 @@ from routing.telemetry.metrics import endpoint_label
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
-
-    from routing.handoff.call import Call
 
 ASGIHandler = Callable[[Scope, Receive, Send], Awaitable[None]]
 TRACE_HEADERS = (b"traceparent", b"tracestate")  # W3C trace context: the caller's trace continues
@@ -103,31 +101,6 @@ def _incoming(scope: Scope) -> Context | None:
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     return TraceContextTextMapPropagator().extract(carrier)
-
-
-def describe_call(call: Call, region: str, end_state: Callable[[Call], str]) -> None:
-    """The call's outcome on its server span: who (tenant id), what (model, offering) and how it ended."""
-    current = CURRENT.get()
-    if current is None:
-        return
-    attributes: dict[str, str | int | float | bool] = {
-        "tokenway.tenant_id": call.record.tenant_id,
-        "tokenway.model": call.view.model,
-        "tokenway.stream": call.view.stream,
-        "tokenway.region": region,
-        "tokenway.route_mode": call.mode,
-        "tokenway.route_reason": call.route_reason,
-        "tokenway.attempts": call.attempts,
-        "tokenway.end_state": end_state(call),
-    }
-    if call.offering is not None:
-        attributes["tokenway.provider"] = call.offering.provider
-        attributes["tokenway.offering"] = f"{call.offering.provider}/{call.offering.model}"
-    if call.ttft_ms is not None:
-        attributes["tokenway.ttft_ms"] = round(call.ttft_ms, 3)
-    if call.error_code:
-        attributes["tokenway.error_code"] = call.error_code
-    current.span.set_attributes(attributes)
 
 
 def traced_hand_off(hand_off: Callable[[_Call], Awaitable[None]]) -> Callable[[_Call], Awaitable[None]]:
