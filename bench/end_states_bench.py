@@ -8,7 +8,7 @@ tests/metering/test_end_states_gateway.py checks the journal equals them).
 
 Per end state: the simulator's bill, the provider cost booked, the largest per-request difference, what the
 tenant was charged, and for an abandoned stream the output the client had received against what was booked,
-and the time from the client's hang-up to the usage event (the upstream read to its end, routing/usage/drain.py).
+and the time from the client's hang-up to the usage event (the upstream read to its end, routing/handoff/drain.py).
 
     python -m devtools.devstack test -- python -m bench.end_states_bench [--n 20] [--time-scale 0.05]
 """

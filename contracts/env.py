@@ -1,5 +1,5 @@
 """One typed way to read the environment, shared by the platform (tokenway.settings) and the gateway
-(routing.config), with the development defaults defined once.
+(routing.process.config), with the development defaults defined once.
 
 ``env_secret`` also reads ``NAME_FILE`` so secrets can come from mounted files. A value of the wrong
 shape raises ``EnvError`` naming the variable; an empty number means "use the default".

@@ -15,7 +15,7 @@ Judged by what an address reaches, not by how it is spelled (docs/gateway.md, "P
 
 One policy for both sides: the platform checks a URL when a tenant saves it
 (``validate_public_url``), the gateway checks the URL and every address again when it connects
-(``checked_parts``, ``name_refusal`` and ``refusal`` through routing.byok_connect), so a name that later resolves
+(``checked_parts``, ``name_refusal`` and ``refusal`` through routing.upstream.byok_connect), so a name that later resolves
 elsewhere is still refused.
 """
 

@@ -76,7 +76,7 @@ def event_price(event: UsageEvent, *, markup_bps: int) -> Priced:
     else:
         flags.append("cost_recomputed")
         charge = charge_micros(cost_micros=cost, markup_bps=markup_bps, byok=event.byok)
-        if event.hold_id and charge > event.hold_micros:  # as the gateway settled it (routing.usage.end_state)
+        if event.hold_id and charge > event.hold_micros:  # as the gateway settled it (routing.handoff.end_state)
             charge = charge_within_hold(charge, event.hold_micros)
             flags.append("charge_capped_at_hold")
     flags += reported_cost_flags(reported, cost)

@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from routing.edge import PROTOCOL  # deadlines, limits and JSON refusals at the socket (TOKENWAY_HTTP_*)
+
 SERVERS = ("granian", "uvicorn")
 # Accept queue: a burst of new streams beyond 2,048 (uvicorn's default) was reset by the kernel in
 # bench/gateway_scale.py; the kernel caps this at net.core.somaxconn.
@@ -47,8 +49,6 @@ def _granian(host: str, port: int, workers: int) -> None:
 
 def _uvicorn(host: str, port: int, workers: int) -> None:
     import uvicorn
-
-    from routing.edge import PROTOCOL  # deadlines, limits and JSON refusals at the socket (TOKENWAY_HTTP_*)
 
     uvicorn.run(
         "routing.asgi:app", host=host, port=port, workers=workers, loop="uvloop", http=PROTOCOL,

@@ -10,15 +10,15 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from contracts.tracing import TraceSettings, make_provider
-from routing import metrics
-from routing.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, StatusSeen, headers_too_large, respond
-from routing.config import GatewayConfig
-from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers import completions, count_tokens, health, models, responses, unexpected
-from routing.handlers.common import new_request_id, send_error
+from routing.handlers.intake import new_request_id, send_error
+from routing.http.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, StatusSeen, headers_too_large, respond
+from routing.http.errors import GatewayError
+from routing.process.config import GatewayConfig
 from routing.router.strategy import Strategy
-from routing.tracing import ASGIHandler, traced
+from routing.telemetry import metrics
+from routing.telemetry.tracing import ASGIHandler, traced
 from routing.wire.dialects import ANTHROPIC, OPENAI
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ async def _lifespan(gateway: Gateway, traces: TracerProvider | None, receive: Re
                 log.exception("gateway failed to start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
-            metrics.GATEWAYS.add(gateway)  # /metrics reads its health board and capacity
+            metrics.GATEWAYS.add(gateway, partial(health.snapshot, gateway))  # /metrics: health board, capacity
             # What start-up loaded (modules, catalog, clients) lives as long as the process: out of the
             # collector's view, its full collections walk only what requests allocate since.
             gc.freeze()

@@ -8,25 +8,25 @@ import time
 import aiohttp
 
 from contracts.usage import UsageEvent
-from routing.capacity import FdCeiling, current_fd_limit, raise_fd_limit
-from routing.config import GatewayConfig
-from routing.credentials import Credentials
 from routing.failover.health import HealthBoard
-from routing.failover.hedging import Hedging
 from routing.failover.shared import LiveSync
-from routing.forwarding import Forwarder
-from routing.http_client import PoolStats, make_session, pool_stats
+from routing.forwarding.credentials import Credentials
+from routing.forwarding.forwarder import Forwarder
+from routing.handoff.replay import replay_loop
+from routing.handoff.spool import UsageSpool, spool_folder
+from routing.hedging.policy import Hedging
 from routing.limits.board import LimitBoard
 from routing.limits.scripts import ADMISSION, SETTLE
 from routing.limits.shared import LimitSync
-from routing.redis_client import redis_client
+from routing.process.capacity import FdCeiling, current_fd_limit, raise_fd_limit
+from routing.process.config import GatewayConfig
+from routing.redis.client import redis_client
 from routing.router.affinity import AffinityStore
 from routing.router.strategy import DefaultScorer, Strategy
 from routing.state.keys import KeyCache
 from routing.state.offerings import CatalogState
 from routing.state.refresher import Refresher
-from routing.usage.replay import replay_loop
-from routing.usage.spool import UsageSpool, spool_folder
+from routing.upstream.http_client import PoolStats, make_session, pool_stats
 
 
 class Gateway:
@@ -62,7 +62,7 @@ class Gateway:
         return self._forwarder
 
     def _spool_event(self, event: UsageEvent) -> None:
-        self.spool.redis_failing = True  # the hedge loser's event found Redis failing (routing.accounting)
+        self.spool.redis_failing = True  # the hedge loser's event found Redis failing (routing.handlers.accounting)
         self.spool.append(event.to_json())
 
     def pool_stats(self) -> PoolStats:

@@ -27,8 +27,8 @@ from bench.routing_sim.workload import Request
 from bench.routing_sim.world import REGION, Attempt
 from contracts.keyrecord import KeyRecord
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, StatsSnapshot
-from routing.errors import GatewayError
 from routing.failover.health import HealthBoard
+from routing.http.errors import GatewayError
 from routing.limits.board import LimitBoard, Ticket
 from routing.router.candidates import Need, fits
 from routing.router.prefs import ProviderPrefs
@@ -36,7 +36,7 @@ from routing.router.route import plan, rate_tokens
 from routing.router.strategy import DefaultScorer
 from routing.state.offerings import CatalogState
 
-MAX_ATTEMPTS = 3  # routing.config.GatewayConfig.max_attempts
+MAX_ATTEMPTS = 3  # routing.process.config.GatewayConfig.max_attempts
 RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="bench", name="bench", prefix="p")
 
 

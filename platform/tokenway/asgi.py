@@ -23,7 +23,7 @@ django_http = get_asgi_application()
 
 from frontend.ws_urls import websocket_urlpatterns  # noqa: E402
 from routing.app import is_gateway_path, make_gateway_app  # noqa: E402
-from routing.asgi_io import MAX_HEADER_BYTES, headers_too_large, respond  # noqa: E402
+from routing.http.asgi_io import MAX_HEADER_BYTES, headers_too_large, respond  # noqa: E402
 from tokenway import health_asgi  # noqa: E402
 
 _HEADERS_TOO_LARGE = (

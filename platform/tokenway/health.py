@@ -19,7 +19,7 @@ from foundation.health import (
 from foundation.health import summary as components_summary
 from foundation.health_background import BackgroundChecks
 from metering.health import check_usage
-from routing.metrics import GATEWAYS
+from routing.telemetry.metrics import GATEWAYS
 
 
 def _check_usage() -> ComponentStatus:

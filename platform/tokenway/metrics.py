@@ -1,6 +1,6 @@
 """The platform's Prometheus page: each domain's figures (foundation: workers and tasks; metering: billing
 lag, dead letters, Stripe sync, reconciliation; evaluation: probe freshness) on one collector, computed when
-scraped, served at ``GET /metrics`` of the web process beside the gateway's own metrics (routing.metrics:
+scraped, served at ``GET /metrics`` of the web process beside the gateway's own metrics (routing.telemetry.metrics:
 same process, same registry) and by each worker that has ``TOKENWAY_METRICS_PORT``
 (foundation.task_metrics). Alerts worth having: docs/operations.md.
 """
@@ -17,7 +17,7 @@ from foundation.ops_metrics import DependencyCollector, worker_figures
 from foundation.process_page import process_page_set
 from foundation.redis_client import get_redis
 from metering.ops_figures import billing_figures, usage_figures
-from routing.metrics import GATEWAY_REGISTRY, merged
+from routing.telemetry.metrics import GATEWAY_REGISTRY, merged
 
 PLATFORM_REGISTRY = CollectorRegistry(auto_describe=False)
 PLATFORM_REGISTRY.register(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contracts.env import env_float, env_int
-from routing.capacity import current_fd_limit
+from routing.process.capacity import current_fd_limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,10 +20,10 @@ class SocketLimits:
     body_min_rate: int = 500  # bytes per second
     keepalive_timeout_s: float = 5.0  # idle between two requests on one connection (uvicorn's default)
     max_headers: int = 100  # Apache's LimitRequestFields; SDKs send 10-25
-    max_header_bytes: int = 64 * 1024  # request line + headers; routing.asgi_io.MAX_HEADER_BYTES
+    max_header_bytes: int = 64 * 1024  # request line + headers; routing.http.asgi_io.MAX_HEADER_BYTES
     max_url_bytes: int = 8 * 1024  # nginx's and Apache's default request-line limit (~8 KB)
     # Open connections per process; 0 = the process's stream ceiling, (fd limit - 64) / 2
-    # (routing.capacity): past it a caller's connection could not get its upstream's descriptor.
+    # (routing.process.capacity): past it a caller's connection could not get its upstream's descriptor.
     max_connections: int = 0
 
     @classmethod

@@ -36,7 +36,7 @@ from uvicorn.server import ServerState
 
 from routing.edge import refusal
 from routing.edge.limits import SocketLimits
-from routing.metrics import EDGE_REFUSALS
+from routing.telemetry.metrics import EDGE_REFUSALS
 
 IDLE, HEAD, BODY, APP, REFUSED = range(5)
 _VALUE = operator.itemgetter(1)
@@ -251,7 +251,7 @@ class JsonErrorCycle(RequestResponseCycle):
 
 @functools.cache
 def _connection_cap() -> int:
-    """Read at the first connection: after the lifespan raised the fd limit (routing.capacity)."""
+    """Read at the first connection: after the lifespan raised the fd limit (routing.process.capacity)."""
     return LIMITS.connection_cap()
 
 

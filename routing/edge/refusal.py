@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from routing import asgi_io
-from routing.errors import GatewayError
+from routing.http import asgi_io
+from routing.http.errors import GatewayError
 from routing.wire import anthropic, openai
 
 

@@ -14,8 +14,8 @@ from functools import partial
 from contracts.redis_keys import PREFIX
 from routing.failover.health import HealthBoard
 from routing.failover.live import ERROR_HALF_LIFE_S
-from routing.periodic import Periodic
-from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+from routing.process.periodic import Periodic
+from routing.redis.pipe import PipelinedRedis, RedisUnavailable
 
 log = logging.getLogger("routing.live")
 

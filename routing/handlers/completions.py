@@ -9,24 +9,25 @@ from typing import Any
 
 from contracts.keyrecord import KeyRecord
 from contracts.snapshot import OfferingSnapshot
-from routing import tracing
-from routing.accounting import account, account_unread, hand_off_early
-from routing.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
 from routing.cache_hygiene.fingerprint import anthropic_fingerprint, keyed_fingerprint, openai_fingerprint
-from routing.call import Call
-from routing.errors import GatewayError, store_unavailable, usage_unrecordable
 from routing.gateway import Gateway
 from routing.handlers import unexpected
-from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.handlers.accounting import account, account_unread, hand_off_early
 from routing.handlers.disconnect import DisconnectWatch
+from routing.handlers.intake import authenticate, new_request_id, parse_json, send_error
+from routing.handoff.call import Call
+from routing.handoff.call_span import describe_call
+from routing.handoff.end_state import end_state
+from routing.handoff.hold import call_hold
+from routing.http.asgi_io import ClientGone, Receive, Scope, Send, end_stream, header_map, read_body
+from routing.http.errors import GatewayError, store_unavailable, usage_unrecordable
 from routing.limits.admission import admit
-from routing.redis_pipe import RedisUnavailable
+from routing.redis.pipe import RedisUnavailable
 from routing.router import prefs as provider_prefs
 from routing.router.auto import plan_auto, virtual_mode
 from routing.router.candidates import Need
 from routing.router.route import Route, check_model_scope, plan, resolve_model, route_mode
-from routing.usage.end_state import end_state
-from routing.usage.hold import call_hold
+from routing.telemetry import tracing
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import Dialect
 from routing.wire.request import RequestView
@@ -95,9 +96,7 @@ async def _accept(gateway: Gateway, dialect: Dialect, scope: Scope, receive: Rec
 
 
 async def _account(gateway: Gateway, call: Call) -> None:
-    tracing.describe_call(
-        call, gateway.config.region, end_state
-    )  # before settlement fills a departed client's admission
+    describe_call(call, gateway.config.region, end_state)  # before settlement fills a departed client's admission
     with tracing.span("settlement"):
         await account(gateway, call)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import orjson
 
-from routing.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, request_id_headers, respond
-from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.handlers.common import authenticate, new_request_id, parse_json, send_error
+from routing.handlers.intake import authenticate, new_request_id, parse_json, send_error
+from routing.http.asgi_io import ClientGone, Receive, Scope, Send, header_map, read_body, request_id_headers, respond
+from routing.http.errors import GatewayError
 from routing.router.route import resolve_model
 from routing.wire import anthropic
 from routing.wire.dialects import ANTHROPIC

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from routing.asgi_io import Receive
-from routing.call import Call
+from routing.handoff.call import Call
+from routing.http.asgi_io import Receive
 
 
 class DisconnectWatch:

@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from routing.asgi_io import Send, respond
-from routing.capacity import STREAMS, open_fds
 from routing.gateway import Gateway
+from routing.http.asgi_io import Send, respond
+from routing.process.capacity import STREAMS, open_fds
 
 PATH = "/healthz"
 
@@ -23,7 +23,7 @@ def snapshot(gateway: Gateway) -> dict[str, Any]:
     ceiling = gateway.fd_ceiling
     spool = gateway.spool
     return {
-        # Degraded while usage has nowhere durable to go but memory (routing.usage.spool); still 200: the
+        # Degraded while usage has nowhere durable to go but memory (routing.handoff.spool); still 200: the
         # process serves, and refuses paid work by itself while neither Redis nor the spool takes usage.
         "status": "ok" if spool.writable and not spool.held else "degraded",
         "usage_spool": spool.state(),

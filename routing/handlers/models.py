@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
-from routing.asgi_io import Scope, Send, header_map, request_id_headers, respond
-from routing.errors import GatewayError
 from routing.gateway import Gateway
-from routing.handlers.common import authenticate, new_request_id, send_error
+from routing.handlers.intake import authenticate, new_request_id, send_error
+from routing.http.asgi_io import Scope, Send, header_map, request_id_headers, respond
+from routing.http.errors import GatewayError
 from routing.router.route import resolve_model
 from routing.wire.dialects import ANTHROPIC, OPENAI, Dialect
 

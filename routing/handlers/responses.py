@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from routing.asgi_io import Receive, Scope, Send
-from routing.errors import GatewayError
 from routing.gateway import Gateway
 from routing.handlers import completions
-from routing.handlers.common import new_request_id, send_error
+from routing.handlers.intake import new_request_id, send_error
+from routing.http.asgi_io import Receive, Scope, Send
+from routing.http.errors import GatewayError
 from routing.wire.dialects import RESPONSES
 
 PATH = "/v1/responses"

@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 
 from contracts.jsonlog import REQUEST_ID
-from routing import metrics
-from routing.asgi_io import Scope, StatusSeen
-from routing.errors import GatewayError
-from routing.handlers.common import new_request_id, send_error
+from routing.handlers.intake import new_request_id, send_error
+from routing.http.asgi_io import Scope, StatusSeen
+from routing.http.errors import GatewayError
+from routing.telemetry import metrics
 from routing.wire.dialects import ANTHROPIC, OPENAI, Dialect
 
 log = logging.getLogger("routing.unexpected")

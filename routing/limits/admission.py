@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
 from routing.limits.scripts import ADMISSION, SETTLE
-from routing.redis_pipe import Arg, PipelinedRedis
+from routing.redis.pipe import Arg, PipelinedRedis
 
 MONTH_SPEND_TTL_S = rk.MONTH_SPEND_TTL_S  # a month's spend outlives the month by a few days for reconciliation
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import hiredis
 
-from routing.redis_pipe import Arg, PipelinedRedis, RedisUnavailable
+from routing.redis.pipe import Arg, PipelinedRedis, RedisUnavailable
 
 _HERE = Path(__file__).resolve().parent
 

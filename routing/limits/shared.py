@@ -15,8 +15,8 @@ from functools import partial
 
 from contracts.redis_keys import PREFIX
 from routing.limits.board import LimitBoard, OfferingLoad
-from routing.periodic import Periodic
-from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+from routing.process.periodic import Periodic
+from routing.redis.pipe import PipelinedRedis, RedisUnavailable
 
 log = logging.getLogger("routing.limits")
 

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from contracts.redis_keys import PREFIX
-from routing.redis_pipe import PipelinedRedis
+from routing.redis.pipe import PipelinedRedis
 
 MAX_ENTRIES = 200_000
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from contracts.keyrecord import ROUTE_MODES, KeyRecord
-from routing.errors import forbidden
 from routing.failover.health import HealthBoard
+from routing.http.errors import forbidden
 from routing.limits.board import LimitBoard
 from routing.router.candidates import Need
 from routing.router.prefs import ProviderPrefs

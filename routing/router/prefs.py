@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from routing.errors import invalid_request
+from routing.http.errors import invalid_request
 
 SORTS = ("price", "latency", "throughput")
 

@@ -8,8 +8,8 @@ from contracts.keyrecord import ROUTE_MODES, KeyRecord
 from contracts.model_names import Resolution
 from contracts.route_explain import RouteCandidate
 from contracts.snapshot import OfferingSnapshot
-from routing.errors import GatewayError, forbidden, unknown_model, upstream_rate_limited
 from routing.failover.health import HealthBoard
+from routing.http.errors import GatewayError, forbidden, unknown_model, upstream_rate_limited
 from routing.limits.board import CLEAR, Assessment, LimitBoard
 from routing.router.candidates import Need, filtered
 from routing.router.explain import Dropped, decisive, explain

@@ -1,5 +1,5 @@
 """Ordering strategies. A strategy scores candidates for a route mode; the default scorer blends
-the per-snapshot estimates (routing.router.estimates) with this request's size and live signals.
+the per-snapshot estimates (routing.state.estimates) with this request's size and live signals.
 
 Score (lower is better), a sum of named parts, each relative to the best candidate so units cancel:
   cost        w_cost    · log2(expected cost / cheapest)
@@ -23,7 +23,7 @@ from typing import Protocol
 from contracts.route_explain import PARTS
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.failover.live import QUIET, Live
-from routing.router.estimates import TTFT_REFERENCE_TOKENS, OfferingEstimate, estimate_solo
+from routing.state.estimates import TTFT_REFERENCE_TOKENS, OfferingEstimate, estimate_solo
 
 DEFAULT_INPUT_TOKENS = TTFT_REFERENCE_TOKENS
 DEFAULT_OUTPUT_TOKENS = 256

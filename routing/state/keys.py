@@ -7,8 +7,8 @@ import time
 from contracts import redis_keys as rk
 from contracts.apikey_format import hash_key, is_well_formed
 from contracts.keyrecord import KeyRecord
-from routing.errors import invalid_key
-from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+from routing.http.errors import invalid_key
+from routing.redis.pipe import PipelinedRedis, RedisUnavailable
 
 MISSING_TTL_S = 1.0  # an unknown key is asked again after this long (new keys also publish)
 MAX_CACHED = 100_000

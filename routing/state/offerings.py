@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from contracts.model_names import ModelNames, NameIndex, Resolution
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
-from routing.router.estimates import OfferingEstimate, StatsPair, estimate_catalog, estimate_solo
+from routing.state.estimates import OfferingEstimate, StatsPair, estimate_catalog, estimate_solo
 
 
 class CatalogState:
@@ -47,7 +47,7 @@ class CatalogState:
         return self._stats_view.get(key), self._stats_fallback.get(key)
 
     def estimate(self, offering: OfferingSnapshot) -> OfferingEstimate:
-        """Precomputed per snapshot (routing.router.estimates); the hot path only looks it up."""
+        """Precomputed per snapshot (routing.state.estimates); the hot path only looks it up."""
         found = self._estimates.get(offering.offering_id)
         return found if found is not None else estimate_solo(offering, self.stats_for(offering.offering_id))
 

@@ -15,7 +15,7 @@ from redis.exceptions import RedisError
 
 from contracts import redis_keys as rk
 from contracts.snapshot import CatalogSnapshot, StatsSnapshot
-from routing.redis_pipe import PipelinedRedis, RedisUnavailable
+from routing.redis.pipe import PipelinedRedis, RedisUnavailable
 from routing.state.keys import KeyCache
 from routing.state.offerings import CatalogState
 

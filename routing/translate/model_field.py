@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
+from routing.http.sse import SseEvent
 from routing.translate.stream_base import StreamConverter
 from routing.usage.tracker import UsageTracker
-from routing.wire.sse import SseEvent
 
 # A top-level-looking "model" member. Inside a JSON string its quotes are escaped (\"model\"),
 # so text, tool arguments and thinking never match.

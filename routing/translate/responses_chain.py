@@ -3,10 +3,10 @@ makes of them: one translation per pair of formats, not one per caller-upstream 
 
 from __future__ import annotations
 
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import SseEvent, SseSplitter
 from routing.translate.responses_stream import ChatToResponses
 from routing.translate.stream_anthropic import AnthropicToOpenAI
-from routing.wire.sse import SseEvent, SseSplitter
 
 MID_ANSWER = GatewayError(502, "upstream_error", "The provider failed mid-answer.")
 

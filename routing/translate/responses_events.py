@@ -8,10 +8,10 @@ from typing import Any
 
 import orjson
 
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import frame
 from routing.translate.responses_request import ResponsesShape
 from routing.translate.responses_tools import CUSTOM_INPUT, ToolRef
-from routing.wire.sse import frame
 
 Body = dict[str, Any]
 

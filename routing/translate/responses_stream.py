@@ -15,13 +15,13 @@ from typing import Any
 
 import orjson
 
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import SseEvent
 from routing.translate import responses_events as ev
 from routing.translate.responses_request import ResponsesShape
 from routing.translate.responses_tools import ToolRef
 from routing.translate.stream_base import UsagePayload
 from routing.usage.tracker import UsageTracker, openai_delta_text
-from routing.wire.sse import SseEvent
 
 Body = dict[str, Any]
 DONE = b"[DONE]"

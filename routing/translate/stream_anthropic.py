@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
+from routing.http.sse import SseEvent, frame
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
 from routing.usage.tracker import ANTHROPIC_TEXT_KEYS, UsageTracker
-from routing.wire.sse import SseEvent, frame
 
 
 def _delta_text(delta: dict[str, Any]) -> str:

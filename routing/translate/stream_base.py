@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import SseEvent
 from routing.usage.tracker import UsageTracker
-from routing.wire.sse import SseEvent
 
 # Builds the caller-dialect usage object (tokens + cost) from what the tracker holds now.
 UsagePayload = Callable[[], dict[str, Any]]

@@ -6,10 +6,10 @@ from typing import Any
 
 import orjson
 
+from routing.http.sse import SseEvent, frame
 from routing.translate import reasons
 from routing.translate.stream_base import UsagePayload
 from routing.usage.tracker import OPENAI_OUTPUT_KEYS, UsageTracker, openai_delta_output
-from routing.wire.sse import SseEvent, frame
 
 DONE = b"[DONE]"
 

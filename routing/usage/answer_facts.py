@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from contracts.usage import Prices, Tokens
-from routing.wire.sse import SseEvent
+from routing.http.sse import SseEvent
 
 MAX_FIELD_CHARS = 64  # stored as given, cut to the record's column width
 _NULL_FINISH = (b'"finish_reason":null', b'"finish_reason": null')

@@ -123,7 +123,7 @@ def _with_output_floor(tokens: Tokens, delivered: int) -> Tokens:
 OPENAI_TEXT_KEYS = (b'"content":', b'"arguments":')
 # What a forwarded-untouched chat chunk delivers in all: its text plus streamed reasoning (DeepSeek's
 # reasoning_content, OpenRouter's reasoning), which the provider bills as output. The stream's cut-off at
-# its output allowance counts it (routing.relay); translated streams count reasoning where they convert it.
+# its output allowance counts it (routing.relay.answer); translated streams count reasoning where they convert it.
 OPENAI_OUTPUT_KEYS = (*OPENAI_TEXT_KEYS, b'"reasoning_content":', b'"reasoning":')
 ANTHROPIC_TEXT_KEYS = (b'"text":', b'"partial_json":', b'"thinking":')
 

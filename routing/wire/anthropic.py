@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 
 from contracts.usage import Tokens
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import frame
 from routing.wire import schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
-from routing.wire.sse import frame
 
 NAME = "anthropic"
 

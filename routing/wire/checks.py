@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from contracts.tokens import MAX_NESTING, TooDeeplyNested, count_value_tokens
-from routing.errors import invalid_request
+from routing.http.errors import invalid_request
 
 Body = dict[str, Any]
 

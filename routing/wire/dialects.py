@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.usage import Tokens
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
 from routing.wire import anthropic, openai, responses
 from routing.wire.request import Body, RequestView
 

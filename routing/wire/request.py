@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, TooDeeplyNested, count_value_tokens
-from routing.errors import invalid_request
+from routing.http.errors import invalid_request
 
 Body = dict[str, Any]
 

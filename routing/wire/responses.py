@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts.usage import Tokens
-from routing.errors import GatewayError, invalid_request
+from routing.http.errors import GatewayError, invalid_request
 from routing.translate.responses_events import error_event
 from routing.translate.responses_request import ResponsesShape, to_chat
 from routing.wire import openai, schemas

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from routing.errors import GatewayError, invalid_request
+from routing.http.errors import GatewayError, invalid_request
 
 SHOWN_CHARS = 40  # a refused value is quoted up to this long: a 10 MB string is not echoed back
 

@@ -15,7 +15,7 @@ def test_the_tree_keeps_every_layer_contract():
 
 def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_breaks_the_build(tmp_path):
     empty_packages(tmp_path)
-    (tmp_path / "routing" / "handler.py").write_text("import django.db\nfrom metering import models\n")
+    (tmp_path / "routing" / "handlers.py").write_text("import django.db\nfrom metering import models\n")
     (tmp_path / "metering" / "models.py").write_text("")
     (tmp_path / "metering" / "views.py").write_text("import frontend\n")
     (tmp_path / "metering" / "selectors.py").write_text("")
@@ -25,8 +25,8 @@ def test_a_gateway_module_importing_django_or_an_app_or_the_console_a_model_brea
     )
     result = lint(tmp_path, str(tmp_path))
     assert result.returncode == 1
-    assert "routing.handler -> django (l.1)" in result.stdout
-    assert "routing.handler -> metering.models (l.2)" in result.stdout
+    assert "routing.handlers -> django (l.1)" in result.stdout
+    assert "routing.handlers -> metering.models (l.2)" in result.stdout
     assert "metering.views -> frontend" in result.stdout
     assert "frontend.views -> metering.models (l.1)" in result.stdout
     assert "frontend.views -> metering.selectors" not in result.stdout  # selectors and services are the way in

@@ -17,7 +17,7 @@ from contracts.env import (
     env_str,
 )
 from contracts.redis_keys import usage_shard_count_from_env
-from routing.config import GatewayConfig
+from routing.process.config import GatewayConfig
 
 
 def test_unset_and_blank_values_take_the_default(monkeypatch):

@@ -13,7 +13,7 @@ from metering.ledger import tenant_account_balance
 from metering.models import AccountKind, JournalLine, UsageRecord
 from metering.reconcile import check_usage_has_journal
 from metering.services import balance_topup, tenant_available_ensure
-from routing.failover.hedge_loser import LOSER_SUFFIX
+from routing.hedging.loser import LOSER_SUFFIX
 from tests.factories import issue_key
 from tests.routing.conftest import add_fault, sim  # noqa: F401 - the fleet fixture
 from tests.routing.test_hedging import STALL_SIM_S, hedging_gateway  # noqa: F401 - the gateway fixture

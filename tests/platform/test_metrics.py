@@ -131,7 +131,7 @@ def test_metrics_access_rule(host, auth, token, allowed):
 
 def test_the_web_page_carries_the_gateway_running_in_the_same_process(client, redis_client):
     """make run: one process serves the console and the gateway; its /metrics shows both."""
-    from routing.metrics import observe_request
+    from routing.telemetry.metrics import observe_request
 
     observe_request("/v1/messages", 429, 0.01)
     figures = _samples(client.get("/metrics"))

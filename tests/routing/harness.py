@@ -18,7 +18,7 @@ from contracts.env import DEV_PEPPER
 from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
 from devtools.ports import free_port
-from routing.config import GatewayConfig
+from routing.process.config import GatewayConfig
 from tests.waiting import poll_until
 
 

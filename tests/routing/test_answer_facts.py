@@ -6,8 +6,8 @@ import orjson
 
 from contracts.tokens import count_text_tokens
 from contracts.usage import Prices, Tokens
+from routing.http.sse import SseSplitter
 from routing.usage.answer_facts import AnswerFacts, with_thinking
-from routing.wire.sse import SseSplitter
 
 THOUGHT = "Caches keep a prefix; the second call reads it. Hmm — 缓存."
 

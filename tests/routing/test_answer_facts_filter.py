@@ -8,8 +8,8 @@ import itertools
 import orjson
 import pytest
 
+from routing.http.sse import SseEvent
 from routing.usage.answer_facts import AnswerFacts
-from routing.wire.sse import SseEvent
 
 EVENTS = [
     {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}], "usage": None},

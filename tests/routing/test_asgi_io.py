@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from routing.asgi_io import READ_HEADERS, header_map
-from routing.handlers.common import api_key_from
+from routing.handlers.intake import api_key_from
+from routing.http.asgi_io import READ_HEADERS, header_map
 
 SDK_HEADERS = [
     (b"host", b"127.0.0.1:8001"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from routing.call import Call
+from routing.handoff.call import Call
 from tests.routing.open_stream import live, open_stream
 
 PROMPT = "Every rule of the ledger, with an example for each, written out in full. " * 3000  # ~220 KB

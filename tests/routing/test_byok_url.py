@@ -12,7 +12,7 @@ import requests
 from cryptography.fernet import Fernet
 
 from contracts.env import DEV_CREDENTIAL_KEYS
-from routing.byok_connect import GuardedResolver, RefusedAddress
+from routing.upstream.byok_connect import GuardedResolver, RefusedAddress
 from tests.routing import harness
 from tests.routing.conftest import sim_requests
 from tests.routing.harness import ServerThread, make_tenant

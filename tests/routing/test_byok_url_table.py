@@ -23,9 +23,9 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from cryptography.fernet import Fernet
 
 from contracts.env import DEV_CREDENTIAL_KEYS
-from routing.byok_connect import GuardedResolver, RefusedAddress, checked_url, make_byok_session
-from routing.errors import UpstreamFailure
-from routing.failover.classify import from_exception
+from routing.http.errors import UpstreamFailure
+from routing.upstream.byok_connect import GuardedResolver, RefusedAddress, checked_url, make_byok_session
+from routing.upstream.classify import from_exception
 from tests.contracts import url_spellings as table
 from tests.routing import harness
 from tests.routing.conftest import sim_requests

@@ -9,7 +9,7 @@ import openai
 import pytest
 import requests
 
-from routing.failover.hedge_loser import LOSER_SUFFIX
+from routing.hedging.loser import LOSER_SUFFIX
 from sim.server import start_in_thread
 from tests.catalogs import sim_catalog
 from tests.routing.conftest import add_fault, calm_profiles, sim_requests
@@ -168,7 +168,7 @@ def test_client_disconnect_cancels_upstream_and_records_usage(gateway, sim, tena
     sock.close()
     closed = time.monotonic()
     [event] = tenant.wait_events(1, timeout=4)
-    # The rest of the stream is read for the provider's usage (routing/usage/drain.py), bounded by the idle
+    # The rest of the stream is read for the provider's usage (routing/handoff/drain.py), bounded by the idle
     # gap (1.5 s): the stall (20 s) was not waited out.
     assert time.monotonic() - closed < 2.5
     assert event["status"] == "client_cancelled" and event["end_state"] == "client_cancelled"

@@ -85,8 +85,8 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
 
 
 def _handled() -> float:
-    """Chat calls answered 200 whose handler has ended (routing.metrics, this process's gateways)."""
-    from routing.metrics import GATEWAY_REGISTRY
+    """Chat calls answered 200 whose handler has ended (routing.telemetry.metrics, this process's gateways)."""
+    from routing.telemetry.metrics import GATEWAY_REGISTRY
 
     labels = {"endpoint": "/v1/chat/completions", "status": "200"}
     return GATEWAY_REGISTRY.get_sample_value("tokenway_gateway_requests_total", labels) or 0.0

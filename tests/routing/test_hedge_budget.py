@@ -9,10 +9,10 @@ import pytest
 
 from contracts import redis_keys as rk
 from contracts.snapshot import OfferingStats
-from routing.failover.hedge import p95_ttft_ms
-from routing.failover.hedge_budget import spend_hedge
+from routing.hedging.budget import spend_hedge
+from routing.hedging.race import p95_ttft_ms
 from routing.limits.admission import Admission
-from routing.redis_client import redis_client as gateway_redis
+from routing.redis.client import redis_client as gateway_redis
 
 pytestmark = pytest.mark.cluster
 

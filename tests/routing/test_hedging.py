@@ -17,7 +17,7 @@ from contracts import redis_keys as rk
 from contracts.snapshot import OfferingStats, StatsSnapshot
 from routing.app import make_gateway_app
 from routing.failover.deadline import FLOOR_S
-from routing.failover.hedge_loser import LOSER_SUFFIX
+from routing.hedging.loser import LOSER_SUFFIX
 from sim.server import SimHandle
 from tests.catalogs import sim_catalog
 from tests.routing import harness

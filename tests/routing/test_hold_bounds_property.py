@@ -1,9 +1,9 @@
 """Holds bound every charge (docs/billing.md, "Holds bound every charge"), as a property over generated calls.
 
 Each call goes through the real parts between admission and settlement: the gateway's hold
-(routing.usage.hold.call_hold) for a body read by the caller's dialect, the admission and settlement Lua
+(routing.handoff.hold.call_hold) for a body read by the caller's dialect, the admission and settlement Lua
 scripts on a real Redis, the provider's usage in its usage dialect read by the gateway's tracker, the end
-state and final bill (routing.usage.end_state), the usage event, and metering's re-pricing of that event
+state and final bill (routing.handoff.end_state), the usage event, and metering's re-pricing of that event
 (metering.sanitize, metering.end_states). Prices (cache reads and writes included), reasoning, the model's
 reasoning cap, max_tokens, the prompt, how far the provider's counts are off (input and output, up to
 twice the truth), and how the stream ended are drawn at random.
@@ -29,14 +29,14 @@ from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Prices
 from metering.end_states import end_state_priced
 from metering.sanitize import event_price
-from routing.call import Call
-from routing.errors import GatewayError
+from routing.handoff.call import Call
+from routing.handoff.emit import build_event
+from routing.handoff.end_state import HOLD_EXHAUSTED, end_state, final_bill
+from routing.handoff.hold import call_hold
+from routing.http.errors import GatewayError
 from routing.limits.admission import admit, settle
-from routing.redis_client import redis_client as gateway_redis
-from routing.redis_pipe import PipelinedRedis
-from routing.usage.emit import build_event
-from routing.usage.end_state import HOLD_EXHAUSTED, end_state, final_bill
-from routing.usage.hold import call_hold
+from routing.redis.client import redis_client as gateway_redis
+from routing.redis.pipe import PipelinedRedis
 from routing.usage.tracker import UsageTracker
 from routing.wire.dialects import ANTHROPIC, OPENAI, RESPONSES, Dialect
 from sim.dialects.usage_shapes import usage_object
@@ -167,7 +167,7 @@ def _answer(call: Call, ask: Ask) -> None:
     elif ask.ending == "client_cancelled":
         call.client_gone = True
         call.tracker.merge(_usage_object(ask.offering.usage_dialect, reported))
-    elif ask.ending == "hold_exhausted":  # routing.relay ended it: no usage came, our count of what streamed
+    elif ask.ending == "hold_exhausted":  # routing.relay.answer ended it: no usage came, our count of what streamed
         call.extra_flags.append(HOLD_EXHAUSTED)
     else:
         call.status = "upstream_error"

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 
 from devtools.ports import free_port
-from routing.byok_connect import make_byok_session
-from routing.http_client import make_session
+from routing.upstream.byok_connect import make_byok_session
+from routing.upstream.http_client import make_session
 from tests.routing import harness
 
 SESSIONS: dict[str, Callable[[], aiohttp.ClientSession]] = {

@@ -13,13 +13,13 @@ import pytest
 
 from contracts.snapshot import OfferingSnapshot
 from contracts.usage import Prices
-from routing.errors import UpstreamFailure
-from routing.failover.hedging import tracked
+from routing.hedging.policy import tracked
+from routing.http.errors import UpstreamFailure
 from routing.limits.board import LOAD_PENALTY, LimitBoard
 from routing.limits.forecast import Holt, forecast_error
 from routing.limits.ratelimit_headers import go_duration_s, parse
 from routing.limits.shared import LIMITS_KEY, sync_once
-from routing.redis_client import redis_client as gateway_redis
+from routing.redis.client import redis_client as gateway_redis
 from sim.dialects.headers import anthropic_limits, openai_limits
 from sim.ratelimit import Admission
 from tests.waiting import ManualClock

@@ -14,11 +14,11 @@ from django.conf import settings
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord, Limits
 from metering.holds import holds_reap
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
 from routing.limits.admission import MONTH_SPEND_TTL_S, Admission, admit, settle, settle_call
 from routing.limits.scripts import SETTLE
-from routing.redis_client import redis_client as gateway_redis
-from routing.redis_pipe import PipelinedRedis
+from routing.redis.client import redis_client as gateway_redis
+from routing.redis.pipe import PipelinedRedis
 
 pytestmark = [pytest.mark.cluster, pytest.mark.local_servers]
 

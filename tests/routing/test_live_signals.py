@@ -9,7 +9,7 @@ import pytest
 
 from routing.failover.health import HealthBoard
 from routing.failover.shared import LIVE_KEY, sync_once
-from routing.redis_pipe import PipelinedRedis
+from routing.redis.pipe import PipelinedRedis
 from tests.waiting import ManualClock
 
 pytestmark = pytest.mark.cluster

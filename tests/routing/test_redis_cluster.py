@@ -20,21 +20,21 @@ from contracts.keyrecord import KeyRecord, Limits
 from contracts.snapshot import CatalogSnapshot
 from devtools.redis_cluster import redis_cluster
 from routing.failover.health import HealthBoard
-from routing.failover.hedge_budget import spend_hedge
 from routing.failover.shared import sync_once as live_sync_once
+from routing.handoff.replay import replay_once
+from routing.handoff.spool import UsageSpool
+from routing.hedging.budget import spend_hedge
 from routing.limits.admission import admit, settle
 from routing.limits.board import LimitBoard
 from routing.limits.scripts import ADMISSION
 from routing.limits.shared import sync_once as limits_sync_once
-from routing.redis_client import is_cluster, redis_client
-from routing.redis_cluster import ClusterRedis
-from routing.redis_pipe import Arg, PipelinedRedis, RedisUnavailable
-from routing.redis_slots import key_slot
+from routing.redis.client import is_cluster, redis_client
+from routing.redis.cluster import ClusterRedis
+from routing.redis.pipe import Arg, PipelinedRedis, RedisUnavailable
+from routing.redis.slots import key_slot
 from routing.state.keys import KeyCache
 from routing.state.offerings import CatalogState
 from routing.state.refresher import Refresher
-from routing.usage.replay import replay_once
-from routing.usage.spool import UsageSpool
 from tests.routing.cluster_nodes import finish_migration, move_keys, move_slot, nodes, owner, shut_down, start_migration
 from tests.routing.own_redis import OwnRedis
 

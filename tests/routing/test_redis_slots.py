@@ -10,7 +10,7 @@ import pytest
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord, Limits
 from routing.limits.admission import Admission, _keys, settle_call
-from routing.redis_slots import command_key, command_slots, key_slot
+from routing.redis.slots import command_key, command_slots, key_slot
 
 
 def test_known_slots_of_plain_keys():

@@ -9,10 +9,10 @@ from contracts.keyrecord import KeyRecord
 from contracts.snapshot import CatalogSnapshot, OfferingStats, StatsSnapshot
 from routing.failover.health import HealthBoard
 from routing.router.candidates import Need
-from routing.router.estimates import REGIONAL_MIN_N
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import plan
 from routing.router.strategy import DefaultScorer
+from routing.state.estimates import REGIONAL_MIN_N
 from routing.state.offerings import CatalogState
 from sim.network import load_network
 from tests.catalogs import sim_offerings

@@ -9,7 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
+from routing.http.sse import SseSplitter, frame
 from routing.translate import responses_json
 from routing.translate.responses_chain import AnthropicToResponses
 from routing.translate.responses_request import to_chat
@@ -17,7 +18,6 @@ from routing.translate.responses_stream import ChatToResponses
 from routing.translate.stream_anthropic import AnthropicToOpenAI
 from routing.usage.tracker import UsageTracker
 from routing.wire import responses
-from routing.wire.sse import SseSplitter, frame
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent-session-responses"
 USAGE = {"input_tokens": 10, "output_tokens": 5}

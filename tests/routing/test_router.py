@@ -5,12 +5,12 @@ from __future__ import annotations
 from contracts.keyrecord import KeyRecord, RoutingPrefs
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from contracts.usage import Prices
-from routing.errors import UpstreamFailure
-from routing.failover.classify import from_status
 from routing.failover.health import HealthBoard
+from routing.http.errors import UpstreamFailure
 from routing.router.candidates import Need, candidates
 from routing.router.prefs import ProviderPrefs, parse
 from routing.router.strategy import DefaultScorer, Signals
+from routing.upstream.classify import from_status
 from tests.waiting import ManualClock
 
 

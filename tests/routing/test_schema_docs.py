@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
 from devtools.gateway_schema_doc import DOC, rendered
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
 from routing.wire.openapi import request_refs
 from routing.wire.schema import validate
 from routing.wire.schemas import BY_PATH, CHECKERS

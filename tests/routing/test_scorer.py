@@ -8,11 +8,11 @@ from contracts.keyrecord import KeyRecord
 from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
 from contracts.usage import Prices
 from routing.failover.health import HealthBoard
-from routing.router import priors
 from routing.router.candidates import Need
 from routing.router.prefs import ProviderPrefs
 from routing.router.route import plan
 from routing.router.strategy import DefaultScorer
+from routing.state import priors
 from routing.state.offerings import CatalogState
 from tests.waiting import ManualClock
 
@@ -184,7 +184,7 @@ def test_explanation_sums_parts_to_the_score(mode):
 
 
 def test_a_failing_explanation_leaves_the_usage_event_without_candidates():
-    from routing.call import Call
+    from routing.handoff.call import Call
 
     call = object.__new__(Call)
     call.request_id = "req-x"

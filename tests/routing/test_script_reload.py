@@ -14,7 +14,7 @@ from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord, Limits
 from routing.limits.admission import admit
 from routing.limits.scripts import ADMISSION
-from routing.redis_pipe import PipelinedRedis
+from routing.redis.pipe import PipelinedRedis
 from tests.routing.harness import make_tenant
 from tests.routing.own_redis import OwnRedis
 from tests.routing.test_redis_outage import CALLS, _post, republish

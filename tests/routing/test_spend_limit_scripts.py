@@ -16,10 +16,10 @@ from django.conf import settings
 from contracts import redis_keys as rk
 from contracts.keyrecord import KeyRecord
 from metering.holds import holds_reap
-from routing.errors import GatewayError
+from routing.http.errors import GatewayError
 from routing.limits.admission import Admission, admit, settle
-from routing.redis_client import redis_client as gateway_redis
-from routing.redis_pipe import PipelinedRedis
+from routing.redis.client import redis_client as gateway_redis
+from routing.redis.pipe import PipelinedRedis
 
 TID = 4343  # no database row: the scripts know tenants by id only
 FUNDS = 10_000_000

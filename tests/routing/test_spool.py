@@ -12,9 +12,9 @@ import pytest
 import redis
 
 from contracts import redis_keys as rk
-from routing.redis_pipe import RETRY_CONNECT_AFTER_S, PipelinedRedis, RedisUnavailable
-from routing.usage.replay import replay_once
-from routing.usage.spool import UsageSpool, spool_folder
+from routing.handoff.replay import replay_once
+from routing.handoff.spool import UsageSpool, spool_folder
+from routing.redis.pipe import RETRY_CONNECT_AFTER_S, PipelinedRedis, RedisUnavailable
 from tests.routing.own_redis import OwnRedis
 
 

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from routing.wire.sse import SseEvent, SseSplitter
+from routing.http.sse import SseEvent, SseSplitter
 
 ONE_EVENT_READS = [
     b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n',

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from types import CoroutineType
 
-from routing.call import Call
-from routing.failover.upstream import Opened
 from routing.handlers.completions import serve
+from routing.handoff.call import Call
 from routing.router.route import Route
+from routing.upstream.attempt import Opened
 from tests.routing.open_stream import live, open_stream
 from tests.waiting import wait_until
 

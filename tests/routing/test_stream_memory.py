@@ -15,11 +15,11 @@ import orjson
 import pytest
 
 from contracts.tokens import count_text_tokens
+from routing.http.sse import SseSplitter
 from routing.translate.model_field import Renamed
 from routing.translate.stream_anthropic import AnthropicPassthrough
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.usage.tracker import UsageTracker
-from routing.wire.sse import SseSplitter
 
 TEXTS = [
     "Hello",

@@ -224,7 +224,7 @@ def test_json_log_lines_of_a_call_carry_its_trace_id(traced, receiver, sim, redi
     buffer = io.StringIO()
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(jsonlog.JsonFormatter())
-    relay_log = logging.getLogger("routing.relay")
+    relay_log = logging.getLogger("routing.relay.answer")
     level = relay_log.level
     relay_log.addHandler(handler)
     relay_log.setLevel(logging.INFO)

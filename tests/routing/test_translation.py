@@ -5,11 +5,11 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from routing.http.sse import SseSplitter
 from routing.translate import request_a2o, request_o2a, response
 from routing.translate.stream_anthropic import AnthropicToOpenAI
 from routing.translate.stream_openai import OpenAIToAnthropic
 from routing.usage.tracker import UsageTracker
-from routing.wire.sse import SseSplitter
 
 ANTHROPIC_BODY = {
     "model": "m",

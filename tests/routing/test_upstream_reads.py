@@ -1,4 +1,4 @@
-"""The relay's upstream read (routing.upstream_reads) behaves as aiohttp's readany(): the same bytes in the
+"""The relay's upstream read (routing.upstream.reads) behaves as aiohttp's readany(): the same bytes in the
 same order, b"" at the end, the same error when the provider's connection is cut, and reading paused
 for backpressure starts again once the relay catches up. Upstream: a chunked HTTP/1.1 server on loopback
 whose writes the test makes one by one."""
@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import aiohttp
 import pytest
 
-from routing.upstream_reads import BufferedReads
+from routing.upstream.reads import BufferedReads
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 Reader = Callable[[aiohttp.ClientResponse], Callable[[], Awaitable[bytes]]]

@@ -1,0 +1,2 @@
+"""The gateway process itself: settings read once from the environment, its file-descriptor capacity,
+and the periodic steps it runs on its event loop."""

@@ -1,0 +1,1 @@
+"""The gateway's own Redis client: pipelined connections, Redis Cluster slots and routing."""

@@ -1,0 +1,1 @@
+"""Relaying one opened upstream answer to the caller, in the caller's dialect (routing.translate)."""

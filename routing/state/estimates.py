@@ -1,0 +1,200 @@
+"""Per-offering estimates from the catalog and the statistics snapshot, computed once per snapshot.
+
+Each figure is the evaluation's measurement shrunk toward the model's prior by its sample count
+(routing.state.priors), at the pessimistic end of its interval. Before anything is measured the
+catalog's declared prices apply with a cautious prior: an offering cheaper than its model's median
+gets no credit for that until price-truth probes confirm it, and a third-party offering is assumed
+to bill up to RESELLER_TRUST more than it declares. Thresholds: docs/routing.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from contracts.snapshot import OfferingSnapshot, OfferingStats
+from routing.state import priors as p
+
+# Integrity flags: never preferred while any unflagged candidate remains (kept as a last resort).
+INTEGRITY_FLAGS = frozenset({"price_mismatch", "token_overcount", "degraded_quality"})
+# Score units added per flag (one unit ≈ one doubling of the mode's main term).
+FLAG_PENALTY = {"price_mismatch": 4.0, "token_overcount": 4.0, "degraded_quality": 4.0, "capability_mismatch": 1.0}
+INCIDENT_PENALTY = {"availability": 2.0, "ttft": 1.0, "tps": 0.5}  # open incidents "for the worse"
+DEGRADED_STATUS_PENALTY = 1.5  # the catalog marks the offering degraded
+REFERENCE_INPUT, REFERENCE_OUTPUT = 1000, 256  # the typical request a declared price is compared on
+TTFT_REFERENCE_TOKENS = 1000  # evaluation's headline TTFT is measured on ~1k-token inputs
+PER_TOKEN = 1e-6  # prices are per 1M tokens
+
+StatsPair = tuple[OfferingStats | None, OfferingStats | None]  # (this region's, all regions')
+# The gateway's own region's latency and errors are used once they rest on this many probes (about
+# an hour of performance probes from that region); fewer: every region's. Regions differ by network
+# distance (sim/network.py), so a region's own figures are the better forecast once they are enough.
+REGIONAL_MIN_N = 10
+
+
+def local_perf(pair: StatsPair) -> OfferingStats | None:
+    """Latency and error figures for this gateway: its region's when enough, else all regions'."""
+    regional, overall = pair
+    if regional is not None and (regional.n >= REGIONAL_MIN_N or overall is None):
+        return regional
+    return overall
+
+
+@dataclass(frozen=True, slots=True)
+class OfferingEstimate:
+    price_factor: float  # expected billed / declared (over-count × over-billing, shrunk)
+    cache_hit: float  # expected share of input read from cache when this offering holds the prefix
+    ttft_ms: float  # on a ~1k-token input
+    prefill_ms_per_token: float  # extra TTFT per uncached input token beyond that
+    tps: float
+    quality: float  # 0..1: the model's prior scaled by the canaries' lower bound
+    unreliability: float  # upper bound of the error share
+    flag_penalty: float  # score units from flags, incidents and catalog status
+    last_resort: bool
+    flags: tuple[str, ...]
+    input_price: float  # micro-units per token
+    cache_read_price: float
+    cache_write_price: float
+    output_price: float
+
+    def request_cost(self, *, input_tokens: int, output_tokens: int, holds_prefix: bool) -> tuple[float, int]:
+        """(expected micro-units, expected uncached input tokens) for one request. The offering that
+        holds the conversation's prefix reads ``cache_hit`` of it; one with an explicit cache-write
+        price writes that share instead."""
+        cached = int(input_tokens * self.cache_hit)
+        read, write = (cached, 0) if holds_prefix else (0, cached if self.cache_write_price else 0)
+        uncached = input_tokens - read - write
+        cost = (
+            uncached * self.input_price
+            + read * self.cache_read_price
+            + write * self.cache_write_price
+            + output_tokens * self.output_price
+        )
+        return cost * self.price_factor, uncached
+
+
+def reference_cost(offering: OfferingSnapshot) -> float:
+    return float(REFERENCE_INPUT * offering.prices.input + REFERENCE_OUTPUT * offering.prices.output)
+
+
+def first_party(offering: OfferingSnapshot, author: str | None) -> bool:
+    """The model's own vendor (``deepseek`` and ``deepseek-anthropic`` for a deepseek model).
+    Without a known author nobody is singled out."""
+    if not author:
+        return True
+    return offering.provider == author or offering.provider.startswith(author + "-")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPriors:
+    median_reference_cost: float
+    ttft_ms: float
+    tps: float
+
+    @classmethod
+    def of(cls, offerings: Iterable[OfferingSnapshot], stats_of: Callable[[int], StatsPair]) -> ModelPriors:
+        items = list(offerings)
+        perf = [local_perf(stats_of(o.offering_id)) for o in items]
+        measured = [s for s in perf if s is not None and s.n > 0]
+        return cls(
+            median_reference_cost=p.median([reference_cost(o) for o in items], 0.0),
+            ttft_ms=p.median([s.ttft_p50_ms for s in measured if s.ttft_p50_ms], p.PRIOR_TTFT_MS),
+            tps=p.median([s.tps_p50 for s in measured if s.tps_p50], p.PRIOR_TPS),
+        )
+
+
+def _price_factor(offering: OfferingSnapshot, truth: OfferingStats | None, priors: ModelPriors, trusted: bool) -> float:
+    own = reference_cost(offering)
+    credit = max(1.0, priors.median_reference_cost / own) if own > 0 else 1.0
+    prior = credit * (1.0 if trusted else p.RESELLER_TRUST)
+    if truth is None or not truth.price_n or (truth.overcount_factor is None and truth.billed_ratio is None):
+        return prior
+    measured = max(1.0, truth.overcount_factor or 1.0) * max(1.0, truth.billed_ratio or 1.0)
+    return p.shrink(measured, prior, truth.price_n, p.K_PRICE)
+
+
+def _cache_hit(offering: OfferingSnapshot, truth: OfferingStats | None, flags: set[str]) -> float:
+    if offering.cache_policy == "none" or ("billing_block_breaks_cache" in flags and offering.keeps_billing_block):
+        return 0.0
+    if truth is None or truth.cache_hit_ratio is None:
+        return p.PRIOR_CACHE_HIT
+    measured = truth.cache_hit_lo if truth.cache_hit_lo is not None else truth.cache_hit_ratio
+    return p.shrink(measured, p.PRIOR_CACHE_HIT, truth.cache_n or truth.n, p.K_CACHE)
+
+
+def _quality(offering: OfferingSnapshot, truth: OfferingStats | None) -> float:
+    share, n = (None, 0) if truth is None else (truth.quality_score, truth.quality_n)
+    if share is not None and n == 0 and truth is not None:
+        n = truth.n  # a snapshot from before quality_n: the probe count stands in
+    bound = p.lower_share(share, p.PRIOR_CANARY_SHARE, n, p.K_QUALITY)
+    return offering.quality * min(1.0, bound / p.PRIOR_CANARY_SHARE)
+
+
+def _unreliability(perf: OfferingStats | None) -> float:
+    if perf is None:
+        return p.upper_share(None, p.PRIOR_ERROR_RATE, 0, p.K_RELIABILITY)
+    share = perf.error_rate
+    if share is None and perf.availability is not None:
+        share = 1 - perf.availability
+    return p.upper_share(share, p.PRIOR_ERROR_RATE, perf.n, p.K_RELIABILITY)
+
+
+def _penalty(offering: OfferingSnapshot, flags: set[str], incidents: tuple[str, ...]) -> float:
+    value = sum(FLAG_PENALTY.get(f, 0.0) for f in flags) + sum(INCIDENT_PENALTY.get(m, 0.0) for m in incidents)
+    return value + (DEGRADED_STATUS_PENALTY if offering.status == "degraded" else 0.0)
+
+
+def _perf(perf: OfferingStats | None, priors: ModelPriors) -> tuple[float, float, float]:
+    if perf is None:
+        return priors.ttft_ms, p.PRIOR_PREFILL_MS_PER_TOKEN, priors.tps
+    measured = perf.ttft_p50_hi_ms or perf.ttft_p50_ms
+    ttft = p.shrink(measured, priors.ttft_ms, perf.n, p.K_PERF)
+    prefill = p.PRIOR_PREFILL_MS_PER_TOKEN
+    if perf.ttft_10k_p50_ms and perf.ttft_p50_ms:
+        prefill = max(0.0, (perf.ttft_10k_p50_ms - perf.ttft_p50_ms) / (10_000 - TTFT_REFERENCE_TOKENS))
+    return ttft, prefill, p.shrink(perf.tps_p50, priors.tps, perf.n, p.K_PERF)
+
+
+def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *, trusted: bool) -> OfferingEstimate:
+    regional, overall = pair
+    perf, truth = local_perf(pair), overall or regional  # price truth and canaries are not regional
+    flags = {f for s in (regional, overall) if s is not None for f in s.flags}
+    incidents = perf.incidents if perf is not None else ()
+    ttft, prefill, tps = _perf(perf, priors)
+    prices = offering.prices
+    return OfferingEstimate(
+        price_factor=_price_factor(offering, truth, priors, trusted),
+        cache_hit=_cache_hit(offering, truth, flags),
+        ttft_ms=ttft,
+        prefill_ms_per_token=prefill,
+        tps=max(tps, 1.0),
+        quality=_quality(offering, truth),
+        unreliability=_unreliability(perf),
+        flag_penalty=_penalty(offering, flags, incidents),
+        last_resort=bool(flags & INTEGRITY_FLAGS),
+        flags=tuple(sorted(flags)) + tuple(f"incident:{m}" for m in incidents),
+        input_price=prices.input * PER_TOKEN,
+        cache_read_price=prices.cache_read * PER_TOKEN,
+        cache_write_price=prices.cache_write_5m * PER_TOKEN,
+        output_price=prices.output * PER_TOKEN,
+    )
+
+
+def estimate_solo(offering: OfferingSnapshot, stats: OfferingStats | None) -> OfferingEstimate:
+    """Without the rest of the catalog (unit tests, a strategy handed bare signals)."""
+    pair: StatsPair = (stats, None)
+    return estimate(offering, pair, ModelPriors.of((offering,), lambda _: pair), trusted=True)
+
+
+def estimate_catalog(
+    by_model: dict[str, tuple[OfferingSnapshot, ...]], authors: dict[str, str], stats_of: Callable[[int], StatsPair]
+) -> dict[int, OfferingEstimate]:
+    """Every served offering's estimate: run when the catalog or the statistics change, not per request."""
+    out: dict[int, OfferingEstimate] = {}
+    for model, offerings in by_model.items():
+        priors = ModelPriors.of(offerings, stats_of)
+        author = authors.get(model)
+        for offering in offerings:
+            trusted = first_party(offering, author)
+            out[offering.offering_id] = estimate(offering, stats_of(offering.offering_id), priors, trusted=trusted)
+    return out
