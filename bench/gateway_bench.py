@@ -21,12 +21,13 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from bench.gateway_load import Target, measure, pinned, process, wait_port
+from bench.gateway_load import WARM_MAX_STEPS, Target, failure_reason, measure, pinned, process, wait_port
 from bench.gateway_peers import ensure_wrk, start_target
 from bench.gateway_upstreams import GATEWAY_CORE, LOAD_CORE, MOCK_JS, TOOLS
 from devtools.ports import free_port
@@ -49,32 +50,63 @@ ROWS = [
 
 
 def derive(targets: list[Target]) -> None:
+    """The added latencies: each target's figure minus direct's, where both were measured."""
     direct = next((t for t in targets if t.name == "direct" and not t.error), None)
     for target in targets:
-        r = target.results
-        if not r or direct is None:
+        if direct is None or target is direct:
             continue
-        d = direct.results
-        for key in ("p50_c1", "p99_c1", "p50_c10", "p99_c10"):
-            r[f"add_{key}"] = r[key] - d[key]
-        r["add_ttfb"] = r["ttfb"] - d["ttfb"]
+        for key in ("p50_c1", "p99_c1", "p50_c10", "p99_c10", "ttfb"):
+            if key in target.results and key in direct.results:
+                target.results[f"add_{key}"] = target.results[key] - direct.results[key]
+
+
+CELL_REASON_CHARS = 70
+
+
+def cell_text(target: Target, key: str, fmt: str) -> str:
+    """A cell: the figure, or why there is none (the failure, in short; in full under the table)."""
+    if target.error:
+        return "n/a (not started)"
+    base = key.removeprefix("add_")
+    if target.name == "direct" and key.startswith("add_"):
+        return "—"
+    if key in target.results:
+        return fmt.format(target.results[key])
+    failure = target.failures.get(key) or target.failures.get(base)
+    if failure:
+        reason, exited, note = failure.partition(" (process exited)")
+        short = reason if len(reason) <= CELL_REASON_CHARS else reason[: CELL_REASON_CHARS - 1] + "…"
+        return f"failed: {short}{exited}{note}".replace("|", "/")
+    if key.startswith("add_") and base in target.results:
+        return "— (direct not measured)"
+    return "—"
 
 
 def table(targets: list[Target]) -> str:
     head = "| metric | " + " | ".join(t.name for t in targets) + " |"
     lines = [head, "|---" * (len(targets) + 1) + "|"]
     for label, key, fmt in ROWS:
-        cells = []
-        for t in targets:
-            if t.error:
-                cells.append("n/a")
-            elif key in t.results and not (t.name == "direct" and key.startswith("add_")):
-                cells.append(fmt.format(t.results[key]))
-            else:
-                cells.append("—")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {label} | " + " | ".join(cell_text(t, key, fmt) for t in targets) + " |")
     notes = [f"- {t.name}: not available — {t.error}" for t in targets if t.error]
+    for t in targets:
+        reasons: dict[str, list[str]] = {}
+        for key, reason in t.failures.items():
+            reasons.setdefault(reason, []).append(key)
+        notes += [f"- {t.name}: {', '.join(keys)} failed — {reason}" for reason, keys in reasons.items()]
     return "\n".join(lines + (["", *notes] if notes else []))
+
+
+def measured(
+    name: str, start: Callable[[], Target], seconds: float, workdir: Path, warm_max_steps: int = WARM_MAX_STEPS
+) -> Target:
+    """One target started and measured; whatever goes wrong becomes its error or its cells' failures."""
+    try:
+        target = start()
+    except Exception as exc:  # noqa: BLE001 (a peer that cannot start is a column that says so)
+        return Target(name, "", error=f"start failed: {failure_reason(exc, Target(name, ''))}")
+    if not target.error:
+        measure(target, seconds, workdir, warm_max_steps)
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,17 +135,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         for name in args.only.split(","):
             with contextlib.ExitStack() as stack:
-                target = start_target(name, mock_port, stack, workdir)
-                if not target.error:
-                    try:
-                        measure(target, args.seconds, workdir)
-                    except (subprocess.SubprocessError, OSError, AttributeError, KeyError) as exc:
-                        target.error = f"measurement failed: {exc!r}"
+                target = measured(name, partial(start_target, name, mock_port, stack, workdir), args.seconds, workdir)
                 targets.append(target)
-                print(
-                    f"  measured {name}: {target.error or json.dumps({k: round(v, 3) for k, v in target.results.items()})}",
-                    flush=True,
-                )
+                figures = json.dumps({k: round(v, 3) for k, v in target.results.items()})
+                failed = f"; failed: {json.dumps(target.failures)}" if target.failures else ""
+                print(f"  measured {name}: {target.error or figures + failed}", flush=True)
     derive(targets)
     cores = (
         f"gateway on core {GATEWAY_CORE}, load/mock/redis on core {LOAD_CORE}"

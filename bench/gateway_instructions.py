@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(("idle (per second)", *idle(tree, env, work)))
                 continue
             if name == "paced":
-                body = json.dumps(all_bodies["stream"]).encode()
+                # max_tokens above the paced chunks' tokens: the gateway ends an answer that passes its hold
+                body = json.dumps({**all_bodies["stream"], "max_tokens": 4096}).encode()
                 rows.append(("paced (per relayed chunk)", *paced(tree, env, work, redis_url, body, args.functions)))
                 keys, short_key = publish(redis_url, mock_port)  # the other profiles' catalog again
                 continue

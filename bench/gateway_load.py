@@ -11,7 +11,7 @@ import socket
 import statistics
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,13 @@ class Target:
     url: str  # chat completions URL
     headers: dict[str, str] = field(default_factory=dict)
     pid: int | None = None
-    error: str | None = None
+    error: str | None = None  # could not be installed or started: no cell measured
     results: dict[str, float] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # result key -> why that cell has no figure
+
+
+class WrkError(RuntimeError):
+    """wrk ran but measured nothing usable (no output, or not one request answered)."""
 
 
 @contextlib.contextmanager
@@ -103,8 +108,8 @@ def wrk(target: Target, body: dict[str, Any], *, connections: int, seconds: floa
             target.url,
         ],
     )
-    out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30).stdout
-    return parse_wrk(out)
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30)
+    return parse_wrk(completed.stdout, completed.stderr)
 
 
 def _ms(value: str) -> float:
@@ -112,11 +117,11 @@ def _ms(value: str) -> float:
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
-def parse_wrk(out: str) -> dict[str, float]:
+def parse_wrk(out: str, err: str = "") -> dict[str, float]:
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     if rps is None:
         found = "wrk gave no result" if shutil.which("wrk") else "wrk is not installed (Debian: apt-get install wrk)"
-        raise SystemExit(f"{found}: {out[-300:]!r}")
+        raise WrkError(f"{found}: {(err.strip() or out)[-300:]!r}")
     result = {"rps": float(rps.group(1))}
     for pct in ("50", "99"):
         match = re.search(rf"^\s+{pct}(?:\.000)?%\s+(\S+)", out, re.MULTILINE)
@@ -127,6 +132,9 @@ def parse_wrk(out: str) -> dict[str, float]:
     result["errors"] = float(errors.group(1)) if errors else 0.0
     if socket_errors:
         result["errors"] += sum(float(x) for x in socket_errors.groups())
+    if not re.search(r"^\s*[1-9]\d* requests in", out, re.MULTILINE):
+        why = socket_errors.group(0) if socket_errors else "no request completed"
+        raise WrkError(f"no request answered ({why})")
     return result
 
 
@@ -172,35 +180,77 @@ WARM_AGREE = 0.05  # warm until two consecutive steps agree within 5% (Node's JI
 WARM_MAX_STEPS = 15
 
 
-def warm(target: Target, body: dict[str, Any], workdir: Path) -> list[float]:
+def warm(target: Target, body: dict[str, Any], workdir: Path, max_steps: int = WARM_MAX_STEPS) -> list[float]:
     steps: list[float] = []
-    for _ in range(WARM_MAX_STEPS):
+    for _ in range(max_steps):
         steps.append(wrk(target, body, connections=50, seconds=WARM_STEP_S, workdir=workdir)["rps"])
         if len(steps) >= 2 and abs(steps[-1] - steps[-2]) <= WARM_AGREE * max(steps[-1], steps[-2]):
             break
     return steps
 
 
-def measure(target: Target, seconds: float, workdir: Path) -> None:
+def rss_mb(target: Target) -> float:
+    rss = tree_rss_mb(target.pid) if target.pid and not exit_note(target.pid) else float("nan")
+    if rss != rss:  # nan: the process is gone
+        raise ProcessLookupError(f"no process {target.pid}")
+    return rss
+
+
+def exit_note(pid: int | None) -> str:
+    """' (process exited)' when the target's process is gone or a zombie, else ''."""
+    if pid is None:
+        return ""
+    try:
+        gone = psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        gone = True
+    return " (process exited)" if gone else ""
+
+
+def failure_reason(exc: BaseException, target: Target) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}{': ' + text[:160] if text else ''}{exit_note(target.pid)}"
+
+
+def cell(target: Target, keys: tuple[str, ...], step: Callable[[], dict[str, float]]) -> None:
+    """Run one measurement step; its figures go to ``target.results``, or its failure to each of ``keys``.
+
+    A step that fails (a peer that exits, refuses, times out or answers garbage) costs its own cells only:
+    the other steps still run and the table still prints.
+    """
+    try:
+        target.results.update(step())
+    except Exception as exc:  # noqa: BLE001 (a failing peer is a result to show, not a reason to lose the table)
+        for key in keys:
+            target.failures[key] = failure_reason(exc, target)
+
+
+def measure(target: Target, seconds: float, workdir: Path, warm_max_steps: int = WARM_MAX_STEPS) -> None:
+    """Every cell of the table for one target, each step isolated (see ``cell``)."""
     plain = {"model": MODEL, "messages": PROMPT, "max_tokens": 64}
     stream = {**plain, "stream": True}
-    steps = warm(target, plain, workdir)  # pools, caches, JIT
-    target.results["warm_steps"] = float(len(steps))
+    cell(target, ("warm_steps",), lambda: {"warm_steps": float(len(warm(target, plain, workdir, warm_max_steps)))})
     if target.pid:
-        target.results["rss_idle"] = tree_rss_mb(target.pid)
-    c50 = wrk(target, plain, connections=50, seconds=seconds, workdir=workdir)
+        cell(target, ("rss_idle",), lambda: {"rss_idle": rss_mb(target)})
+
+    def c50() -> dict[str, float]:
+        result = wrk(target, plain, connections=50, seconds=seconds, workdir=workdir)
+        return {"rps_c50": result["rps"], "errors": target.results.get("errors", 0.0) + result["errors"]}
+
+    cell(target, ("rps_c50", "errors"), c50)
     if target.pid:
-        target.results["rss_loaded"] = tree_rss_mb(target.pid)
-    c1 = wrk(target, plain, connections=1, seconds=seconds, workdir=workdir)
-    c10 = wrk(target, plain, connections=10, seconds=seconds, workdir=workdir)
-    streams = wrk(target, stream, connections=10, seconds=seconds, workdir=workdir)
-    target.results.update(
-        rps_c50=c50["rps"],
-        errors=c50["errors"] + streams["errors"],
-        p50_c1=c1["p50"],
-        p99_c1=c1["p99"],
-        p50_c10=c10["p50"],
-        p99_c10=c10["p99"],
-        streams_c10=streams["rps"],
-        ttfb=ttfb_ms(target, TTFB_SAMPLES),
-    )
+        cell(target, ("rss_loaded",), lambda: {"rss_loaded": rss_mb(target)})
+    for connections in (1, 10):
+
+        def latency(c: int = connections) -> dict[str, float]:
+            result = wrk(target, plain, connections=c, seconds=seconds, workdir=workdir)
+            return {f"p50_c{c}": result["p50"], f"p99_c{c}": result["p99"]}
+
+        cell(target, (f"p50_c{connections}", f"p99_c{connections}"), latency)
+
+    def streams() -> dict[str, float]:
+        result = wrk(target, stream, connections=10, seconds=seconds, workdir=workdir)
+        return {"streams_c10": result["rps"], "errors": target.results.get("errors", 0.0) + result["errors"]}
+
+    cell(target, ("streams_c10",), streams)
+    cell(target, ("ttfb",), lambda: {"ttfb": ttfb_ms(target, TTFB_SAMPLES)})

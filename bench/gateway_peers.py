@@ -189,7 +189,11 @@ def ensure_wrk() -> str | None:
     if shutil.which("wrk"):
         return None
     if os.geteuid() == 0 and shutil.which("apt-get"):
-        _run_install(["apt-get", "install", "-y", "-q", "wrk"], ROOT, TOOLS / "wrk-install.log")
+        TOOLS.mkdir(parents=True, exist_ok=True)
+        install = ["apt-get", "install", "-y", "-q", "wrk"]
+        if _run_install(install, ROOT, TOOLS / "wrk-install.log"):  # a new machine may have no package lists yet
+            _run_install(["apt-get", "update", "-q"], ROOT, TOOLS / "apt-update.log")
+            _run_install(install, ROOT, TOOLS / "wrk-install.log")
     return None if shutil.which("wrk") else "wrk is not installed and could not be installed (apt-get install wrk)"
 
 

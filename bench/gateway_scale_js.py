@@ -10,10 +10,12 @@ const http = require('http');
 const {performance} = require('perf_hooks');
 const [port, interval, chunks] = process.argv.slice(2).map(Number);
 const now = () => performance.timeOrigin + performance.now();
-const usage = {prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks, prompt_tokens_details: {cached_tokens: 0}};
-function chunk(delta, finish, withUsage) {
+// chunks 0: each stream sends as many content chunks as its request asks with 'paced-chunks=N' in its text
+const usageOf = (n) => ({prompt_tokens: 12, completion_tokens: n, total_tokens: 12 + n, prompt_tokens_details: {cached_tokens: 0}});
+const usage = usageOf(chunks);
+function chunk(delta, finish, withUsage, used = usage) {
   return 'data: ' + JSON.stringify({id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1, model: 'bench-model',
-    choices: withUsage ? [] : [{index: 0, delta, finish_reason: finish}], usage: withUsage ? usage : null}) + '\n\n';
+    choices: withUsage ? [] : [{index: 0, delta, finish_reason: finish}], usage: withUsage ? used : null}) + '\n\n';
 }
 const completion = JSON.stringify({id: 'chatcmpl-mock', object: 'chat.completion', created: 1, model: 'bench-model',
   choices: [{index: 0, message: {role: 'assistant', content: 'ok'}, finish_reason: 'stop'}], usage});
@@ -26,17 +28,19 @@ const server = http.createServer((req, res) => {
       res.writeHead(200, {'content-type': 'application/json'}); res.end(completion); return;
     }
     res.writeHead(200, {'content-type': 'text/event-stream', 'cache-control': 'no-cache'});
+    let count = chunks;
+    if (!count) { const asked = text.match(/paced-chunks=(\d+)/); count = asked ? Number(asked[1]) : 0; }
     res.write(chunk({role: 'assistant', content: ''}, null, false));
     let sent = 0, timer = null;
     const tick = () => {
       if (res.destroyed) return;
-      if (sent < chunks) {
+      if (sent < count) {
         sent++;
         res.write(chunk({content: 't' + now().toFixed(2) + ' '}, null, false));
         timer = setTimeout(tick, interval);
       } else {
         res.write(chunk({}, 'stop', false));
-        if (text.includes('include_usage')) res.write(chunk({}, null, true));
+        if (text.includes('include_usage')) res.write(chunk({}, null, true, usageOf(count)));
         res.end('data: [DONE]\n\n');
       }
     };
