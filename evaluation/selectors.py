@@ -33,7 +33,7 @@ from evaluation.models import (
     WindowState,
 )
 from evaluation.offerings_to_probe import current_catalog
-from evaluation.rollup_metrics import compute_from_counts
+from evaluation.rules.from_counts import evaluate_counts
 from evaluation.services.aggregate import WINDOWS as WINDOWS  # re-exported: the windows readers may ask for
 from evaluation.services.aggregate import cover, window_end, window_start
 
@@ -268,7 +268,7 @@ def offering_trends(
     prices = {o.offering_id: o.prices for o in current_catalog().offerings}
     series: dict[int, list[dict[str, Any]]] = {oid: [] for oid in ids}
     for (oid, t), kind_counts in sorted(counts.items()):
-        item = compute_from_counts({kind: kind_counts}, prices.get(oid)).metrics.get(metric)
+        item = evaluate_counts({kind: kind_counts}, prices.get(oid)).metrics.get(metric)
         if item:
             series[oid].append({"t": t.isoformat(), **item})
     return series
