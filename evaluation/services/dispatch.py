@@ -6,9 +6,9 @@ import random
 import time
 from collections import defaultdict
 
+from evaluation.beat import DISPATCH_PERIOD_S
 from evaluation.models import ProbePolicy
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
-from evaluation.schedule import DISPATCH_PERIOD_S
 from evaluation.services import schedule
 from tokenway.redis_client import get_redis
 
