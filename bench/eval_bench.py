@@ -38,10 +38,11 @@ from contracts.tokens import count_text_tokens  # noqa: E402
 from devtools.ports import free_port as _free_port  # noqa: E402
 from evaluation.changepoints import Baseline, detect  # noqa: E402
 from evaluation.corpus import new_seed, story_prompt  # noqa: E402
-from evaluation.metrics import DetailRow, compute  # noqa: E402
 from evaluation.probes.base import ProbeContext, measure  # noqa: E402
 from evaluation.probes.http import new_session  # noqa: E402
+from evaluation.probes.outcome import Outcome  # noqa: E402
 from evaluation.probes.performance import OUTPUT_TOKENS, SYSTEM_PROMPT  # noqa: E402
+from evaluation.rules.from_rows import evaluate_rows  # noqa: E402
 from evaluation.runner import Job, run_jobs  # noqa: E402
 from evaluation.stats.quantiles import mad, median  # noqa: E402
 from evaluation.wire.base import ChatRequest  # noqa: E402
@@ -262,19 +263,16 @@ def dishonesty() -> None:
         offerings = sim_offerings(handle.base_url)
         by_id = {o.offering_id: o for o in offerings}
         jobs = [Job(o.offering_id, kind) for o in offerings for kind in ("cache", "price", "quality") for _ in range(3)]
-        rows: dict[int, list[DetailRow]] = {}
+        rows: dict[int, list[Outcome]] = {}
         for job, outcomes in asyncio.run(run_jobs(jobs, by_id, region="bench")):
-            rows.setdefault(job.offering_id, []).extend(
-                DetailRow(o.kind, o.variant, o.error_class, o.input_tokens, o.cached_tokens, o.details)
-                for o in outcomes
-            )
+            rows.setdefault(job.offering_id, []).extend(outcomes)
         print("| offering | configured knobs | flags raised |")
         print("|---|---|---|")
         agree = total = 0
         for o in offerings:
             profile = profiles[o.provider]["offerings"][o.model]
             knobs = _knobs(profile)
-            flags = set(compute([], rows.get(o.offering_id, []), o.prices).flags) - {"capability_mismatch"}
+            flags = set(evaluate_rows(rows.get(o.offering_id, []), o.prices).flags) - {"capability_mismatch"}
             total += 1
             agree += knobs == flags
             if knobs or flags:

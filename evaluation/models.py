@@ -90,7 +90,7 @@ class ProbeRollup(models.Model):
 
     Maintained as probe results are written (``evaluation/services/rollup.py``: minute, hour and day
     rows in the same transaction as the raw rows), or rebuilt from raw rows in SQL; the counters are
-    named in ``evaluation/rollup_metrics.py``.
+    defined in ``evaluation/rules/definitions.py``.
     """
 
     offering_id = models.BigIntegerField()

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from evaluation import conf
 from evaluation.models import ALL_REGIONS
 from evaluation.offerings_to_probe import current_catalog
-from evaluation.selectors import DEFAULT_SORT, METRICS, SORT_KEYS
+from evaluation.selectors.leaderboard import DEFAULT_SORT, METRICS, SORT_KEYS
 from evaluation.services.aggregate import WINDOWS
 
 MAX_BIGINT = 2**63 - 1  # PostgreSQL bigint: a larger id would fail in the driver instead of matching nothing

@@ -1,7 +1,7 @@
 """Public leaderboard API (no auth): /api/v1/leaderboard, /trends, /series, /incidents.
 
 Views parse and validate the query (unknown parameter names are 400s too), then build the body
-from ``evaluation.selectors``; bodies are cached per stats version (``cache.cached_json``).
+from ``evaluation.selectors`` (``leaderboard``, ``trends``, ``incidents``); bodies are cached per stats version (``cache.cached_json``).
 """
 
 from __future__ import annotations
@@ -15,14 +15,16 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from evaluation import selectors
 from evaluation.api.cache import cached_json
 from evaluation.api.serializers import IncidentsQuery, LeaderboardQuery, SeriesQuery, TrendsQuery
 from evaluation.offerings_to_probe import current_catalog
+from evaluation.selectors.incidents import incidents_list
+from evaluation.selectors.leaderboard import MIN_N, leaderboard_rows, leaderboard_window
+from evaluation.selectors.trends import SERIES_BUCKET, offering_series, offering_trends
 from foundation.api_errors import ApiError
 
 
-class LeaderboardOut(serializers.Serializer[Any]):  # the documented shape; rows are selector dicts
+class LeaderboardOut(serializers.Serializer[Any]):  # the documented shape; rows are LeaderboardRow.as_json()
     window = serializers.CharField()
     region = serializers.CharField()
     sort = serializers.CharField()
@@ -93,8 +95,8 @@ class LeaderboardView(_Public):
         params = _query(LeaderboardQuery, request)
 
         def build() -> dict[str, Any]:
-            rows = selectors.leaderboard_rows(**params)
-            start, end = selectors.leaderboard_window(params["window"])
+            rows = leaderboard_rows(**params)
+            start, end = leaderboard_window(params["window"])
             return {
                 "window": params["window"],
                 "region": params["region"],
@@ -102,8 +104,8 @@ class LeaderboardView(_Public):
                 "count": len(rows),
                 "window_start": start,
                 "window_end": end,
-                "min_n": selectors.MIN_N,
-                "results": rows,
+                "min_n": MIN_N,
+                "results": [row.as_json() for row in rows],
             }
 
         return _json(cached_json("leaderboard", params, build))
@@ -115,13 +117,13 @@ class LeaderboardSeriesView(_Public):
         params = _query(SeriesQuery, request)
 
         def build() -> dict[str, Any]:
-            points = selectors.offering_series(
+            points = offering_series(
                 offering_id=params["offering"],
                 metric=params["metric"],
                 window=params["window"],
                 region=params["region"],
             )
-            return {**params, "points": points}
+            return {**params, "points": [point.as_json() for point in points]}
 
         return _json(cached_json("series", params, build))
 
@@ -133,23 +135,23 @@ class LeaderboardTrendsView(_Public):
 
         def build() -> dict[str, Any]:
             offerings = _offerings(params)
-            series = selectors.offering_trends(
+            series = offering_trends(
                 metric=params["metric"],
                 window=params["window"],
                 region=params["region"],
                 offering_ids=[o.offering_id for o in offerings],
             )
-            start, end = selectors.leaderboard_window(params["window"])
+            start, end = leaderboard_window(params["window"])
             return {
                 "metric": params["metric"],
                 "window": params["window"],
                 "region": params["region"],
-                "bucket_s": int(selectors.SERIES_BUCKET[params["window"]].total_seconds()),
+                "bucket_s": int(SERIES_BUCKET[params["window"]].total_seconds()),
                 "window_start": start,
                 "window_end": end,
                 "series": [
                     {"offering_id": o.offering_id, "model": o.model, "provider": o.provider,
-                     "points": series[o.offering_id]}
+                     "points": [point.as_json() for point in series[o.offering_id]]}
                     for o in sorted(offerings, key=lambda o: (o.model, o.provider, o.offering_id))
                     if series[o.offering_id]
                 ],
@@ -165,14 +167,12 @@ class LeaderboardIncidentsView(_Public):
 
         def build() -> dict[str, Any]:
             offerings = {o.offering_id: o for o in _offerings(params)}
-            rows = selectors.incidents_list(
-                state=params["state"], offering_ids=list(offerings), region=params["region"]
-            )
+            rows = incidents_list(state=params["state"], offering_ids=list(offerings), region=params["region"])
             results = [
                 {
-                    **row,
-                    "model": offerings[row["offering_id"]].model,
-                    "provider": offerings[row["offering_id"]].provider,
+                    **row.as_json(),
+                    "model": offerings[row.offering_id].model,
+                    "provider": offerings[row.offering_id].provider,
                 }
                 for row in rows
             ]

@@ -27,7 +27,7 @@ from django.utils import timezone
 from contracts.usage import Prices
 from evaluation import conf
 from evaluation.models import ALL_REGIONS, Aggregate, DirtyOffering, ProbeRollup, Resolution, WindowState
-from evaluation.rollup_metrics import compute_from_counts
+from evaluation.rules.from_counts import evaluate_counts
 from evaluation.services.rollup import STEP, floor_to
 
 WINDOWS = {
@@ -168,7 +168,7 @@ def _computed(
     counts = window_counts(pieces, offering_ids=ids) if ids != set() else {}
     rows = []
     for key, kinds in counts.items():
-        computed = compute_from_counts(kinds, prices.get(key[0]))
+        computed = evaluate_counts(kinds, prices.get(key[0]))
         rows.append(
             Aggregate(
                 offering_id=key[0],

@@ -8,9 +8,9 @@ from collections import defaultdict
 
 from celery import current_app
 
+from evaluation.beat import DISPATCH_PERIOD_S
 from evaluation.models import ProbePolicy
 from evaluation.offerings_to_probe import current_catalog, probed_offerings
-from evaluation.schedule import DISPATCH_PERIOD_S
 from evaluation.services import schedule
 from foundation.redis_client import get_redis
 

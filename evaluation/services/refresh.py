@@ -10,7 +10,7 @@ from evaluation.models import Incident
 from evaluation.offerings_to_probe import current_catalog
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_is_stale
 from evaluation.services.incidents import incidents_detect
-from evaluation.services.live import leaderboard_notify
+from evaluation.services.leaderboard_push import leaderboard_notify
 from evaluation.services.rollup import rollups_backfill
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from foundation.redis_client import get_redis

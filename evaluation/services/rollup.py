@@ -5,13 +5,12 @@ minute, hour and day rows (an upsert summing JSON counters, ``tw_jsonb_sum``) in
 transaction as the raw insert, so rollups and raw rows never disagree, whatever the delay between
 a probe's start (its bucket) and its write. ``rollups_rebuild`` recomputes a range in SQL from the
 raw rows (first refresh after an upgrade, tests, benchmarks); its counters equal
-``rollup_metrics.row_counts`` summed over the same rows.
+``rules.from_counts.row_counts`` (both are read from ``rules.definitions``) summed over the same rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,9 +19,9 @@ from typing import Any
 from django.db import connection, transaction
 
 from evaluation.models import DirtyOffering, ProbeResult, ProbeRollup, Resolution, RollupBackfill, Window, WindowState
-from evaluation.probes.availability import DOWN_CLASSES
-from evaluation.rollup_metrics import row_counts
-from evaluation.stats.sketch import GAMMA, MIN_VALUE
+from evaluation.rules.definitions import PROBES
+from evaluation.rules.from_counts import row_counts
+from evaluation.rules.sql import kind_pairs, sql_params
 
 # The first refresh after an upgrade rolls up this much raw history (the raw retention keeps 8 days).
 REBUILD_HORIZON = dt.timedelta(days=8)
@@ -35,63 +34,9 @@ FINER: dict[str, str] = {Resolution.HOUR: Resolution.MINUTE, Resolution.DAY: Res
 ORIGIN = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # a Monday at midnight UTC: periods align to UTC
 _TABLE = ProbeRollup._meta.db_table
 
-_BIN = "ceil(ln(greatest({x}, %(min)s)) / %(ln_gamma)s)::bigint"
-_CACHE_OK = "r.error_class = '' AND r.input_tokens > 0 AND r.variant IN ('plain', 'billing', 'stripped')"
-_PRICE_OK = "r.error_class = '' AND r.details ? 'token_overcount'"
-
-
-def _ratio(top: str, bottom: str) -> str:
-    return f"(r.details->>'{top}')::float8 / nullif((r.details->>'{bottom}')::float8, 0)"
-
-
-# Per probe kind: (counter name or NULL, value) for one raw row; the twin of rollup_metrics.row_counts.
-_PAIRS = {
-    "performance": [
-        ("CASE WHEN r.error_class = ANY(%(down)s) THEN 'down' END", "1.0"),
-        ("CASE WHEN r.error_class <> '' THEN 'err' END", "1.0"),
-        (
-            "CASE WHEN r.error_class = '' AND r.ttft_ms IS NOT NULL AND r.variant IN ('1k', '10k') THEN "
-            f"(CASE r.variant WHEN '1k' THEN 't1:' ELSE 't10:' END) || {_BIN.format(x='r.ttft_ms')} END",
-            "1.0",
-        ),
-        (f"CASE WHEN r.error_class = '' AND r.tps IS NOT NULL THEN 'tps:' || {_BIN.format(x='r.tps')} END", "1.0"),
-    ],
-    "cache": [
-        (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.k' END", "1.0"),
-        (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.i' END", "r.input_tokens::float8"),
-        (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.c' END", "coalesce(r.cached_tokens, 0)::float8"),
-        (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.ii' END", "r.input_tokens::float8 * r.input_tokens"),
-        (
-            f"CASE WHEN {_CACHE_OK} THEN r.variant || '.cc' END",
-            "coalesce(r.cached_tokens, 0)::float8 * coalesce(r.cached_tokens, 0)",
-        ),
-        (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.ic' END", "r.input_tokens::float8 * coalesce(r.cached_tokens, 0)"),
-    ],
-    "price": [
-        (f"CASE WHEN {_PRICE_OK} THEN 'chk' END", "1.0"),
-        (f"CASE WHEN {_PRICE_OK} AND coalesce((r.details->>'token_overcount')::boolean, false) THEN 'ovc' END", "1.0"),
-        (f"CASE WHEN {_PRICE_OK} AND coalesce((r.details->>'price_mismatch')::boolean, false) THEN 'mis' END", "1.0"),
-        (
-            f"CASE WHEN {_PRICE_OK} AND {_ratio('reported_input', 'counted_input')} IS NOT NULL THEN "
-            f"'ocf:' || {_BIN.format(x=_ratio('reported_input', 'counted_input'))} END",
-            "1.0",
-        ),
-        (
-            f"CASE WHEN {_PRICE_OK} AND {_ratio('reported_cost', 'expected_cost')} IS NOT NULL THEN "
-            f"'bil:' || {_BIN.format(x=_ratio('reported_cost', 'expected_cost'))} END",
-            "1.0",
-        ),
-    ],
-    "quality": [
-        ("CASE WHEN r.details ? 'total' THEN 'cor' END", "(r.details->>'correct')::float8"),
-        ("CASE WHEN r.details ? 'total' THEN 'tot' END", "(r.details->>'total')::float8"),
-    ],
-    "capability": [("CASE WHEN r.error_class <> '' AND NOT r.error_class = ANY(%(down)s) THEN 'fail' END", "1.0")],
-}
-
 
 def _kind_pairs(kind: str) -> str:
-    values = ", ".join(f"({k}, {v})" for k, v in [("'n'", "1.0"), *_PAIRS[kind]])
+    values = ", ".join(f"({k}, {v})" for k, v in kind_pairs(kind))
     return f"""
     SELECT r.offering_id, r.region, r.kind, date_trunc('minute', r.started_at) AS minute, t.k AS key, t.v::float8 AS value
     FROM evaluation_proberesult r CROSS JOIN LATERAL (VALUES {values}) AS t (k, v)
@@ -103,7 +48,7 @@ INSERT INTO {_TABLE} (offering_id, region, kind, resolution, bucket, counts)
 SELECT offering_id, region, kind, 'm', minute, jsonb_object_agg(key, total)
 FROM (
     SELECT offering_id, region, kind, minute, key, sum(value) AS total
-    FROM ({" UNION ALL ".join(_kind_pairs(kind) for kind in _PAIRS)}) pairs
+    FROM ({" UNION ALL ".join(_kind_pairs(kind) for kind in PROBES)}) pairs
     GROUP BY 1, 2, 3, 4, 5
 ) s
 GROUP BY offering_id, region, kind, minute
@@ -121,10 +66,6 @@ FROM (
 ) s
 GROUP BY offering_id, region, kind, period
 """  # noqa: S608 - the table name only
-
-
-def _params() -> dict[str, Any]:
-    return {"down": sorted(str(c) for c in DOWN_CLASSES), "min": MIN_VALUE, "ln_gamma": math.log(GAMMA)}
 
 
 def floor_to(moment: dt.datetime, resolution: str) -> dt.datetime:
@@ -147,9 +88,7 @@ DO UPDATE SET counts = tw_jsonb_sum({_TABLE}.counts, EXCLUDED.counts)
 def rollup_deltas(rows: Iterable[ProbeResult]) -> dict[RollupKey, dict[str, float]]:
     out: dict[RollupKey, dict[str, float]] = defaultdict(dict)
     for r in rows:
-        counts = row_counts(
-            r.kind, r.variant, r.error_class, r.ttft_ms, r.tps, r.input_tokens, r.cached_tokens, r.details
-        )
+        counts = row_counts(r)
         for resolution in STEP:
             target = out[(resolution, floor_to(r.started_at, resolution), r.offering_id, r.region, r.kind)]
             for name, value in counts.items():
@@ -196,7 +135,7 @@ def build_minutes(since: dt.datetime, until: dt.datetime) -> int:
     """Replace the minute rollups in [since, until) (minute-aligned) with ones computed from raw rows."""
     with transaction.atomic(), connection.cursor() as cursor:
         ProbeRollup.objects.filter(resolution=Resolution.MINUTE, bucket__gte=since, bucket__lt=until).delete()
-        cursor.execute(_MINUTES_SQL, {**_params(), "since": since, "until": until})
+        cursor.execute(_MINUTES_SQL, {**sql_params(), "since": since, "until": until})
         return int(cursor.rowcount)
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import redis
 
 from evaluation import conf
+from evaluation.beat import DISPATCH_PERIOD_S
 from evaluation.models import ProbeKind, ProbePolicy
 from evaluation.probes.registry import HOURLY_KINDS
-from evaluation.schedule import DISPATCH_PERIOD_S
 
 DUE_KEY = "tw:eval:due"  # ZSET "region|kind|offering_id" -> epoch seconds when due
 LOCK_KEY = "tw:eval:dispatch:lock"

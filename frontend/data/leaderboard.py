@@ -14,7 +14,15 @@ from typing import Any
 
 from catalog.selectors import Offering, OfferingPrice, current_price, offerings_listed
 from evaluation.selectors import MIN_N as METRIC_MIN_N
-from evaluation.selectors import incidents_list, leaderboard_rows, offering_trends
+from evaluation.selectors import (
+    LeaderboardRow,
+    MetricFigure,
+    RegionFigures,
+    TrendPoint,
+    incidents_list,
+    leaderboard_rows,
+    offering_trends,
+)
 
 WINDOWS = ("15m", "1h", "24h", "7d")
 ALL_REGIONS = "all"
@@ -101,24 +109,22 @@ ANOMALY_FLAGS = {
 TREND_OFFERINGS = 8  # lines on the trend chart: more is unreadable and each costs a query
 
 
-def figure(stats: Mapping[str, Any], column: str) -> Figure:
-    """The column's figure from a leaderboard_rows item: ``<metric>``, ``<metric>_ci``, ``<metric>_n`` and
-    ``<metric>_status`` (ok | needs_more_data | no_data)."""
-    name = COLUMNS[column]
-    n = int(stats.get(f"{name}_n") or 0)
-    status = stats.get(f"{name}_status", "no_data")
-    if status == "needs_more_data":
-        return Figure(None, None, None, n, True)
-    value = stats.get(name)
-    if status != "ok" or value is None:
+def figure(figures: Mapping[str, MetricFigure], column: str) -> Figure:
+    """The column's figure from a leaderboard row's figures (status ok | needs_more_data | no_data)."""
+    found = figures.get(COLUMNS[column])
+    if found is None:
         return NO_FIGURE
-    ci = stats.get(f"{name}_ci") or (None, None)
-    return Figure(float(value), ci[0], ci[1], n, False)
+    if found.status == "needs_more_data":
+        return Figure(None, None, None, found.n, True)
+    if found.status != "ok" or found.value is None:
+        return NO_FIGURE
+    lo, hi = found.ci or (None, None)
+    return Figure(float(found.value), lo, hi, found.n, False)
 
 
-def _stats(window: str, region: str) -> dict[tuple[int, str], Mapping[str, Any]]:
-    """evaluation.selectors.leaderboard_rows keyed by (offering id, region)."""
-    return {(item["offering_id"], item["region"]): item for item in leaderboard_rows(window=window, region=region)}
+def _stats(window: str, region: str) -> dict[tuple[int, str], LeaderboardRow]:
+    """evaluation's leaderboard rows keyed by (offering id, region)."""
+    return {(item.offering_id, item.region): item for item in leaderboard_rows(window=window, region=region)}
 
 
 def _breaks_cache(offering: Offering, flags: set[str]) -> bool:
@@ -132,11 +138,13 @@ def _row(
     offering: Offering,
     price: OfferingPrice | None,
     region: str,
-    stats: Mapping[str, Any],
+    stats: LeaderboardRow | RegionFigures | None,
 ) -> Row:
-    incidents = tuple(sorted({item["metric"] for item in stats.get("incidents") or []}))
-    flags = set(stats.get("flags") or [])
-    figures = {column: figure(stats, column) for column in COLUMNS}
+    """A table row; ``stats`` None for an offering not measured yet, RegionFigures for one region beside "all"."""
+    measured = stats if isinstance(stats, LeaderboardRow) else None
+    incidents = tuple(sorted({item.metric for item in measured.incidents})) if measured else ()
+    flags = set(measured.flags) if measured else set()
+    figures = {column: figure(stats.figures if stats else {}, column) for column in COLUMNS}
     hit = figures["cache_hit"].value
     price_in, price_out = (price.input, price.output) if price else (None, None)
     cache_read = price.cache_read if price else None
@@ -157,7 +165,7 @@ def _row(
         price_output=price_out,
         price_cache_read=cache_read,
         price_effective=effective_price(price_in, price_out, cache_read, hit),
-        n=int(stats.get("n") or 0),
+        n=stats.n if stats else 0,
         figures=figures,
         breaks_cache=_breaks_cache(offering, flags),
         anomalies=tuple(sorted({ANOMALY_FLAGS[f] for f in flags if f in ANOMALY_FLAGS})),
@@ -171,7 +179,7 @@ def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
     region = region or ALL_REGIONS
     stats = _stats(window, region)
     rows = [
-        _row(offering, current_price(offering), region, stats.get((offering.pk, region), {}))
+        _row(offering, current_price(offering), region, stats.get((offering.pk, region)))
         for offering in offerings_listed()
     ]
     return sorted(rows, key=lambda row: (row.model, row.provider))
@@ -187,8 +195,8 @@ def by_region(*, window: str, regions: list[str], offering_ids: set[int]) -> lis
         if offering.pk not in offering_ids:
             continue
         price = current_price(offering)
-        item = stats.get((offering.pk, ALL_REGIONS), {})
-        regional = item.get("by_region") or {}
+        item = stats.get((offering.pk, ALL_REGIONS))
+        regional = (item.by_region if item else None) or {}
         out.append(
             {
                 "row": _row(offering, price, ALL_REGIONS, item),
@@ -221,7 +229,7 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
     if not measured:
         return empty
     found = offering_trends(metric=name, window=window, region=region, offering_ids=[r.offering_id for r in measured])
-    points = {oid: {p["t"]: p for p in series} for oid, series in found.items()}
+    points = {oid: {p.t: p for p in series} for oid, series in found.items()}
     times = sorted({t for by_time in points.values() for t in by_time})
     if not times:
         return empty
@@ -240,8 +248,8 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
     return {**empty, "labels": times, "series": series, "incidents": incident_markers(measured, region, times)}
 
 
-def _pick(point: Mapping[str, Any] | None, key: str) -> float | None:
-    return None if point is None else point.get(key)
+def _pick(point: TrendPoint | None, key: str) -> float | None:
+    return None if point is None else float(getattr(point, key))
 
 
 def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dict[str, Any]]:
@@ -252,19 +260,19 @@ def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dic
     first, last = parsed[0] - slack, parsed[-1] + slack
     markers = []
     for item in incidents_list(state="all", offering_ids=list(labels), region=region):
-        opened = dt.datetime.fromisoformat(item["opened_at"])
+        opened = dt.datetime.fromisoformat(item.opened_at)
         if not first <= opened <= last:
             continue
         index = min(range(len(parsed)), key=lambda i: abs((parsed[i] - opened).total_seconds()))
         markers.append(
             {
-                "offering_id": item["offering_id"],
-                "label": labels[item["offering_id"]],
-                "metric": item["metric"],
-                "region": item["region"],
-                "direction": item.get("direction", ""),
-                "opened_at": item["opened_at"],
-                "closed_at": item.get("closed_at"),
+                "offering_id": item.offering_id,
+                "label": labels[item.offering_id],
+                "metric": item.metric,
+                "region": item.region,
+                "direction": item.direction,
+                "opened_at": item.opened_at,
+                "closed_at": item.closed_at,
                 "index": index,
             }
         )

@@ -40,7 +40,7 @@ app.autodiscover_tasks()
 
 
 def _beat_schedule() -> dict[str, dict[str, object]]:
-    from evaluation.schedule import BEAT_SCHEDULE as evaluation_beat
+    from evaluation.beat import BEAT_SCHEDULE as evaluation_beat
     from metering.schedule import BEAT_SCHEDULE as metering_beat
     from publishing.schedule import BEAT_SCHEDULE as publishing_beat
     from tokenway.schedule import BEAT_SCHEDULE as project_beat

@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 
 from evaluation.models import ProbeResult
-from evaluation.rollup_metrics import row_counts
+from evaluation.rules.from_counts import row_counts
 
 PERF_ERRORS = ("", "", "", "", "", "", "", "", "server_error", "timeout", "rate_limited", "bad_usage")
 
@@ -97,13 +97,10 @@ def raw_counts(
 ) -> dict[tuple[int, str], dict[str, dict[str, float]]]:
     """Counters per (offering, region) and (offering, "all") summed in Python from raw rows in [start, end)."""
     out: dict[tuple[int, str], dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    fields = ("offering_id", "region", "kind", "variant", "error_class", "ttft_ms", "tps", "input_tokens",
-              "cached_tokens", "details")  # fmt: skip
-    window = ProbeResult.objects.filter(started_at__gte=start, started_at__lt=end)
-    for oid, region, kind, variant, error, ttft, tps, inp, cached, details in window.values_list(*fields):
-        counts = row_counts(kind, variant, error, ttft, tps, inp, cached, details)
-        for key in ((oid, region), (oid, regionless)):
-            target = out[key][kind]
+    for row in ProbeResult.objects.filter(started_at__gte=start, started_at__lt=end):
+        counts = row_counts(row)
+        for key in ((row.offering_id, row.region), (row.offering_id, regionless)):
+            target = out[key][row.kind]
             for name, value in counts.items():
                 target[name] = target.get(name, 0.0) + value
     return out

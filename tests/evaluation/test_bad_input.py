@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from django.test import override_settings
 
-from evaluation.metrics import PerfRow, compute
+from evaluation.rules.from_rows import evaluate_rows
 from evaluation.runner import Job, run_jobs
 from tests.evaluation.upstream import misbehaving_upstream, offering
 
@@ -44,8 +44,7 @@ def test_rate_limit_headers_and_status_are_recorded(outcomes):
 
 
 def test_failures_do_not_poison_latency_aggregates(outcomes):
-    rows = [PerfRow(o.variant, o.ttft_ms, o.tps, o.error_class) for found in outcomes.values() for o in found]
-    computed = compute(rows, [], None)
+    computed = evaluate_rows([o for found in outcomes.values() for o in found], None)
     healthy_ttft = [o.ttft_ms for o in outcomes["healthy"] if o.variant == "1k"]
     assert computed.metrics["ttft_p50"]["n"] == 1 and computed.metrics["ttft_p50"]["value"] == pytest.approx(
         healthy_ttft[0]

@@ -6,26 +6,27 @@ import random
 
 import pytest
 
-from evaluation.metrics import DetailRow, compute
 from evaluation.models import ALL_REGIONS, Aggregate, Incident
+from evaluation.probes.outcome import Outcome
+from evaluation.rules.from_rows import evaluate_rows
 from evaluation.services.schedule import DUE_KEY, member, schedule_sync
 from evaluation.services.snapshot import build_snapshot
 
 
-def _price_row(reported_in: int, reported_cost: int | None) -> DetailRow:
+def _price_row(reported_in: int, reported_cost: int | None) -> Outcome:
     details = {
         "counted_input": 800, "reported_input": reported_in, "expected_cost": 1000, "reported_cost": reported_cost,
         "token_overcount": reported_in > 888, "price_mismatch": reported_cost not in (None, 1000),
     }  # fmt: skip
-    return DetailRow("price", "reported_vs_counted", "", reported_in, 0, details)
+    return Outcome("price", "reported_vs_counted", 0.0, input_tokens=reported_in, cached_tokens=0, details=details)
 
 
 def test_price_truth_factors_are_medians_with_intervals():
-    dishonest = compute([], [_price_row(920, 1300) for _ in range(5)], None)
+    dishonest = evaluate_rows([_price_row(920, 1300) for _ in range(5)], None)
     assert dishonest.metrics["overcount_factor"]["value"] == pytest.approx(1.15)
     assert dishonest.metrics["billed_ratio"]["value"] == pytest.approx(1.3)
     assert {"token_overcount", "price_mismatch"} <= set(dishonest.flags)
-    silent = compute([], [_price_row(800, None)], None)  # a provider that reports no cost
+    silent = evaluate_rows([_price_row(800, None)], None)  # a provider that reports no cost
     assert silent.metrics["overcount_factor"]["value"] == 1.0 and "billed_ratio" not in silent.metrics
 
 
@@ -43,7 +44,7 @@ def test_new_offerings_get_integrity_probes_at_once_and_the_rest_spread(redis_cl
 def test_snapshot_carries_intervals_truth_factors_and_open_incidents():
     from django.utils import timezone
 
-    computed = compute([], [_price_row(920, 1300) for _ in range(4)], None)
+    computed = evaluate_rows([_price_row(920, 1300) for _ in range(4)], None)
     Aggregate.objects.create(
         offering_id=9,
         region=ALL_REGIONS,

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from evaluation.models import Incident
-from evaluation.selectors import METRICS, MIN_N
+from evaluation.selectors.leaderboard import METRICS, MIN_N
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from tests.evaluation.conftest import find

@@ -1,4 +1,4 @@
-"""evaluation.selectors.probe_coverage: per configured region, offerings probed in the last hour of the active ones."""
+"""evaluation.selectors.ops.probe_coverage: per configured region, offerings probed in the last hour of the active ones."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from evaluation.models import ProbeResult
-from evaluation.selectors import COVERAGE_WINDOW, probe_coverage
+from evaluation.selectors.ops import COVERAGE_WINDOW, RegionCoverage, probe_coverage
 from tests.factories import OfferingFactory
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +25,8 @@ def test_coverage_lists_every_region_with_zeros_before_any_probe(settings):
     settings.TOKENWAY_REGIONS = ["beijing", "shanghai"]
     OfferingFactory.create_batch(2)
     assert probe_coverage(now=NOW) == [
-        {"region": "beijing", "offerings": 0, "probes": 0, "active": 2},
-        {"region": "shanghai", "offerings": 0, "probes": 0, "active": 2},
+        RegionCoverage("beijing", offerings=0, probes=0, active=2),
+        RegionCoverage("shanghai", offerings=0, probes=0, active=2),
     ]
 
 
@@ -42,6 +42,6 @@ def test_coverage_counts_distinct_offerings_and_probes_inside_the_window(setting
     _probe(second.pk, "shanghai", start - dt.timedelta(seconds=1))  # too old
     _probe(first.pk, "chengdu", NOW)  # a region no longer configured is not listed
     assert probe_coverage(now=NOW) == [
-        {"region": "beijing", "offerings": 2, "probes": 3, "active": 2},
-        {"region": "shanghai", "offerings": 0, "probes": 0, "active": 2},
+        RegionCoverage("beijing", offerings=2, probes=3, active=2),
+        RegionCoverage("shanghai", offerings=0, probes=0, active=2),
     ]

@@ -6,7 +6,7 @@ import asyncio
 import random
 
 from evaluation.corpus import story_prompt
-from evaluation.metrics import DetailRow, compute
+from evaluation.rules.from_rows import evaluate_rows
 from evaluation.runner import Job, run_jobs
 from evaluation.wire import dialect_for
 from evaluation.wire.base import ChatRequest
@@ -23,10 +23,6 @@ def _run(sim, pairs, kind, repeat=1):
     for job, outcomes in results:
         by_offering.setdefault(job.offering_id, []).extend(outcomes)
     return catalog, [by_offering[i] for i in ids]
-
-
-def _details(outcomes):
-    return [DetailRow(o.kind, o.variant, o.error_class, o.input_tokens, o.cached_tokens, o.details) for o in outcomes]
 
 
 def test_performance_probe_measures_ttft_and_throughput_at_both_sizes(sim):
@@ -66,8 +62,8 @@ def test_cache_probe_flags_raw_prefix_cache_broken_by_billing_block_and_strippin
         if all(o.ok for o in bargain + anthropic):
             break
     assert all(o.ok for o in bargain + anthropic), [o.details for o in bargain + anthropic if not o.ok]
-    broken = compute([], _details(bargain), find(catalog, "bargain-cloud").prices)
-    fine = compute([], _details(anthropic), find(catalog, "anthropic", "claude-sonnet-4.5").prices)
+    broken = evaluate_rows(bargain, find(catalog, "bargain-cloud").prices)
+    fine = evaluate_rows(anthropic, find(catalog, "anthropic", "claude-sonnet-4.5").prices)
     assert "billing_block_breaks_cache" in broken.flags
     assert broken.metrics["billing_cache_hit_ratio"]["value"] < 0.1
     assert broken.metrics["stripped_cache_hit_ratio"]["value"] > 0.5  # the gateway's stripping repairs it
@@ -79,16 +75,16 @@ def test_cache_probe_flags_raw_prefix_cache_broken_by_billing_block_and_strippin
 
 def test_price_probe_flags_overcounting_and_off_list_billing(sim):
     _, [bargain, honest] = _run(sim, [("bargain-cloud", None), ("openai", "gpt-4.1-mini")], "price", repeat=3)
-    assert {"token_overcount", "price_mismatch"} <= set(compute([], _details(bargain), None).flags)
-    assert not {"token_overcount", "price_mismatch"} & set(compute([], _details(honest), None).flags)
+    assert {"token_overcount", "price_mismatch"} <= set(evaluate_rows(bargain, None).flags)
+    assert not {"token_overcount", "price_mismatch"} & set(evaluate_rows(honest, None).flags)
 
 
 def test_quality_canary_flags_the_degraded_variant(sim):
     _, [bargain, honest] = _run(
         sim, [("bargain-cloud", None), ("anthropic", "claude-sonnet-4.5")], "quality", repeat=16
     )
-    assert "degraded_quality" in compute([], _details(bargain), None).flags
-    honest_result = compute([], _details(honest), None)
+    assert "degraded_quality" in evaluate_rows(bargain, None).flags
+    honest_result = evaluate_rows(honest, None)
     assert "degraded_quality" not in honest_result.flags
     assert honest_result.metrics["quality_score"]["value"] == 1.0
 

@@ -67,7 +67,7 @@ def test_dashboard_shows_cash_liability_probe_spend_and_sync_per_tenant(books, c
     assert d["cash"]["prepaid_liability_micros"] == 50_000_000
     price = catalog[0].prices.get()
     expected = 6 * cost_micros(Tokens(input_uncached=1000, output=200), Prices(input=price.input, output=price.output))
-    assert d["probe_spend"]["probes"] == 6 and d["probe_spend"]["micros"] == expected
+    assert d["probe_spend"].probes == 6 and d["probe_spend"].micros == expected
     acme = next(t for t in d["tenants"] if t["slug"] == "acme")
     assert acme["topups_failed"] == 1 and acme["meter"]["pending"] == 1 and acme["meter"]["failing"] == 1
     assert acme["meter"]["sent"] == 1 and 80 <= acme["meter"]["lag_seconds"] < 600

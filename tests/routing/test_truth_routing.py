@@ -68,22 +68,21 @@ def slow(oid, **kw):
 
 def integrity_stats(gateway, models) -> dict[str, OfferingStats]:
     """Run the real price and quality probes against the fleet and aggregate them as evaluation does."""
-    from evaluation.metrics import DetailRow, compute
     from evaluation.models import Aggregate
+    from evaluation.probes.outcome import Outcome
+    from evaluation.rules.from_rows import evaluate_rows
     from evaluation.runner import Job, run_jobs
     from evaluation.services.snapshot import offering_stats
 
     by_id = {o.offering_id: o for m in models for o in gateway.gateway.catalog.by_model[m]}
     jobs = [Job(oid, kind) for oid in by_id for kind in ("price", "quality") for _ in range(2)]
     results = asyncio.run(run_jobs(jobs, by_id, region="beijing"))
-    rows: dict[int, list[DetailRow]] = {}
+    rows: dict[int, list[Outcome]] = {}
     for job, outcomes in results:
-        rows.setdefault(job.offering_id, []).extend(
-            DetailRow(o.kind, o.variant, o.error_class, o.input_tokens, o.cached_tokens, o.details) for o in outcomes
-        )
+        rows.setdefault(job.offering_id, []).extend(outcomes)
     out = {}
     for oid, details in rows.items():
-        computed = compute([], details, by_id[oid].prices)
+        computed = evaluate_rows(details, by_id[oid].prices)
         agg = Aggregate(offering_id=oid, region="all", window="1h", n=0, metrics=computed.metrics, flags=computed.flags)
         out[str(oid)] = offering_stats(agg)
     return out
