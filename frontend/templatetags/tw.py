@@ -78,6 +78,8 @@ FIGURE_FORMAT = {
     "availability": lambda v: pct(v, 2),
     "error_rate": lambda v: pct(v, 2),
     "cache_hit": lambda v: pct(v),
+    "ttft_p99": lambda v: ms(v),
+    "quality": lambda v: pct(v),
 }
 
 
@@ -86,6 +88,8 @@ CI_FORMAT = {
     "ttft_p90": lambda v: num(v),
     "availability": lambda v: pct(v, 1),
     "error_rate": lambda v: pct(v, 1),
+    "ttft_p99": lambda v: num(v),
+    "quality": lambda v: pct(v),
 }
 
 
