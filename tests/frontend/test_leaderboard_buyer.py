@@ -38,7 +38,7 @@ def site(personas, catalog, redis_client):
     from evaluation.models import Aggregate
 
     populate(personas, catalog)
-    deepseek, silicon, _anthropic = catalog
+    deepseek = catalog[0]
     agg = Aggregate.objects.get(offering_id=deepseek.pk, region="all", window="24h")
     agg.metrics["quality_score"] = {"value": 0.85, "lo": 0.78, "hi": 0.9, "n": 60}
     agg.metrics["ttft_p99"] = {"value": 1400.0, "lo": 1200.0, "hi": 1700.0, "n": 120}
@@ -118,7 +118,7 @@ def test_offering_page_has_all_of_it_and_its_incidents(site):
     assert "85.0%" in measured and "n 60" in measured and 'aria-label="Distribution of 143 probes' in measured
     incidents = html[html.index('id="offering-incidents"') :]
     assert "TTFT" in incidents and "beijing" in incidents and "320.0" in incidents and "540.0" in incidents
-    assert '"incidents": [{"offering_id": %d' % deepseek.pk in html  # the trend's marker, in the page's data
+    assert f'"incidents": [{{"offering_id": {deepseek.pk}' in html  # the trend's marker, in the page's data
 
 
 def test_offering_page_in_chinese_has_no_new_english(site):
