@@ -9,7 +9,6 @@ query sums them per offering for the window and the quantiles come out exactly a
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -58,16 +57,16 @@ def _counts(ids: list[int], window: str, region: str, now: dt.datetime) -> dict[
 
 def _bins(hist: Histogram, counts: dict[int, int]) -> list[list[float]]:
     """The histogram folded into CHART_BINS log-spaced bars between its smallest and largest value:
-    [[low, high, count], ...]."""
+    [[low, high, count], ...]. Bucket indexes are already log-spaced, so a bar is a range of indexes."""
     if not hist.buckets:
         return []
-    lo, hi = math.log(representative(hist.buckets[0])), math.log(representative(hist.buckets[-1]))
-    width = (hi - lo) / CHART_BINS or 1.0
+    first, last = hist.buckets[0], hist.buckets[-1]
+    span = (last - first + 1) / CHART_BINS
     bars = [0] * CHART_BINS
     for index, count in counts.items():
-        slot = min(CHART_BINS - 1, int((math.log(representative(index)) - lo) / width))
-        bars[slot] += count
-    return [[math.exp(lo + i * width), math.exp(lo + (i + 1) * width), bars[i]] for i in range(CHART_BINS)]
+        bars[min(CHART_BINS - 1, int((index - first) / span))] += count
+    edge = lambda k: representative(first + k * span)  # noqa: E731 - a bar's edge, as a value
+    return [[edge(i), edge(i + 1), bars[i]] for i in range(CHART_BINS)]
 
 
 def _distribution(counts: dict[int, int], metric: str) -> dict[str, Any]:

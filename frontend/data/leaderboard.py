@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from django.utils import timezone
@@ -94,7 +94,10 @@ class Row:
     dist: dict[str, Any] = field(default_factory=dict)  # "ttft" / "tps": distribution (evaluation.board_reads)
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The row for scripts and data.json: flat fields and each figure, without the distributions' bins
+        (drawn on the server; half the page's weight if embedded)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("figures", "dist")}
+        data["figures"] = {key: asdict(figure) for key, figure in self.figures.items()}
         data["anomalies"] = list(self.anomalies)
         data["incidents"] = list(self.incidents)
         data["parameters"] = list(self.parameters)
@@ -135,7 +138,15 @@ def figure(stats: Mapping[str, Any], column: str) -> Figure:
     return Figure(float(value), ci[0], ci[1], n, False)
 
 
-def _stats(window: str, region: str) -> dict[tuple[int, str], Mapping[str, Any]]:
+Stats = dict[tuple[int, str], Mapping[str, Any]]
+
+
+def stats_read(window: str, region: str) -> Stats:
+    """One read of the window's aggregates (the page's heaviest): pass it to ``leaderboard`` and ``by_region``."""
+    return _stats(window if window in WINDOWS else "24h", region or ALL_REGIONS)
+
+
+def _stats(window: str, region: str) -> Stats:
     """evaluation.selectors.leaderboard_rows keyed by (offering id, region)."""
     return {(item["offering_id"], item["region"]): item for item in leaderboard_rows(window=window, region=region)}
 
@@ -191,11 +202,11 @@ def _row(
     )
 
 
-def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
+def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS, stats: Stats | None = None) -> list[Row]:
     """Every offering of the catalog (measured or not) with its statistics for the window and region."""
     window = window if window in WINDOWS else "24h"
     region = region or ALL_REGIONS
-    stats = _stats(window, region)
+    stats = _stats(window, region) if stats is None else stats
     rows = [
         _row(offering, current_price(offering), region, stats.get((offering.pk, region), {}))
         for offering in offerings_listed()
@@ -219,11 +230,13 @@ def enrich(rows: list[Row], *, window: str, region: str = ALL_REGIONS) -> list[R
     ]
 
 
-def by_region(*, window: str, regions: list[str], offering_ids: set[int]) -> list[dict[str, Any]]:
+def by_region(
+    *, window: str, regions: list[str], offering_ids: set[int], stats: Stats | None = None
+) -> list[dict[str, Any]]:
     """Side-by-side regions for the given offerings, from the ``by_region`` figures of the "all" rows:
     [{"row": Row (all regions), "regions": [(region, Row or None)]}]."""
     window = window if window in WINDOWS else "24h"
-    stats = _stats(window, ALL_REGIONS)
+    stats = _stats(window, ALL_REGIONS) if stats is None else stats
     out = []
     for offering in offerings_listed():
         if offering.pk not in offering_ids:

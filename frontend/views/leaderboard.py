@@ -26,6 +26,7 @@ from frontend.data.leaderboard import (
     enrich,
     leaderboard,
     matches,
+    stats_read,
     trend,
 )
 
@@ -140,11 +141,14 @@ def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[d
 
 def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
     window = request.GET.get("window", "24h")
-    all_rows = leaderboard(window=window if window in WINDOWS else "24h", region=ALL_REGIONS)
+    window = window if window in WINDOWS else "24h"
+    reads = {(window, ALL_REGIONS): stats_read(window, ALL_REGIONS)}  # read once, shared with the region table
+    all_rows = leaderboard(window=window, region=ALL_REGIONS, stats=reads[(window, ALL_REGIONS)])
     params, notices = _params(request, all_rows, fixed)
     region = params["region"] or ALL_REGIONS
-    if region != ALL_REGIONS or params["window"] != "24h" or window != params["window"]:
-        all_rows = leaderboard(window=params["window"], region=region)
+    if region != ALL_REGIONS or window != params["window"]:
+        reads[(params["window"], region)] = stats_read(params["window"], region)
+        all_rows = leaderboard(window=params["window"], region=region, stats=reads[(params["window"], region)])
     all_rows = enrich(all_rows, window=params["window"], region=region)
     rows = [
         row
@@ -170,6 +174,7 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "windows": WINDOWS,
         "trend_windows": TREND_WINDOWS,
         "rows_json": [row.as_json() for row in rows],
+        "stats_reads": reads,
     }
 
 
@@ -244,7 +249,13 @@ def definitions(request: HttpRequest) -> HttpResponse:
 
 def _regions_context(context: dict[str, Any]) -> None:
     ids = {r.offering_id for r in context["rows"]}
-    context["region_rows"] = by_region(window=context["params"]["window"], regions=context["regions"], offering_ids=ids)
+    window = context["params"]["window"]
+    context["region_rows"] = by_region(
+        window=window,
+        regions=context["regions"],
+        offering_ids=ids,
+        stats=context["stats_reads"].get((window, ALL_REGIONS)),
+    )
     measured = [r.ttft_p50 for item in context["region_rows"] for _region, r in item["regions"] if r and r.ttft_p50]
     context["region_max_ttft"] = max(measured, default=0)  # the bars' common scale: the slowest region's TTFT
 
