@@ -65,8 +65,8 @@ def _bins(hist: Histogram, counts: dict[int, int]) -> list[list[float]]:
     bars = [0] * CHART_BINS
     for index, count in counts.items():
         bars[min(CHART_BINS - 1, int((index - first) / span))] += count
-    edge = lambda k: representative(first + k * span)  # noqa: E731 - a bar's edge, as a value
-    return [[edge(i), edge(i + 1), bars[i]] for i in range(CHART_BINS)]
+    edges = [representative(round(first + k * span)) for k in range(CHART_BINS + 1)]  # each bar's bounds, as values
+    return [[edges[i], edges[i + 1], bars[i]] for i in range(CHART_BINS)]
 
 
 def _distribution(counts: dict[int, int], metric: str) -> dict[str, Any]:

@@ -29,4 +29,4 @@ def tokens_served_by_offering(*, now: datetime) -> dict[int, dict[str, int]]:
             day=Coalesce(Sum(Case(When(finished_at__gte=day_start, then=tokens), default=Value(0))), Value(0)),
         )
     )
-    return {int(r["offering_id"]): {"24h": int(r["day"]), "7d": int(r["week"])} for r in rows}
+    return {int(r["offering_id"] or 0): {"24h": int(r["day"]), "7d": int(r["week"])} for r in rows}
