@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from django.utils import timezone
+
 from catalog.selectors import Offering, OfferingPrice, current_price, offerings_listed
+from evaluation.board_reads import latency_distributions
 from evaluation.selectors import MIN_N as METRIC_MIN_N
 from evaluation.selectors import (
     LeaderboardRow,
@@ -23,6 +26,8 @@ from evaluation.selectors import (
     leaderboard_rows,
     offering_trends,
 )
+from frontend.data.offering_facts import cache_write_price, parameters, quantisation
+from metering.selectors import tokens_served_by_offering
 
 WINDOWS = ("15m", "1h", "24h", "7d")
 ALL_REGIONS = "all"
@@ -37,6 +42,9 @@ COLUMNS = {
     "availability": "availability",
     "error_rate": "error_rate",
     "cache_hit": "cache_hit_ratio",
+    "ttft_p99": "ttft_p99",
+    "tps_p10": "tps_p10",
+    "quality": "quality_score",
 }
 # Fewer samples than this and evaluation withholds the figure ("needs_more_data"): a p90 from 4 probes
 # or an interval from 2 says nothing.
@@ -73,20 +81,34 @@ class Row:
     availability: float | None = None  # 0..1
     error_rate: float | None = None  # 0..1
     cache_hit: float | None = None  # 0..1
+    ttft_p99: float | None = None
+    quality: float | None = None  # 0..1, share of quality canaries answered right
     price_input: int | None = None  # micro-USD per 1M tokens
     price_output: int | None = None
     price_cache_read: int | None = None
+    price_cache_write: int | None = None
     price_effective: int | None = None  # micro-USD per 1M tokens, blended, with cache hits
     n: int = 0  # probes behind the row (all kinds)
     figures: dict[str, Figure] = field(default_factory=dict)  # column key -> Figure
     breaks_cache: bool = False  # the Claude Code billing block breaks this offering's prompt cache
     anomalies: tuple[str, ...] = field(default_factory=tuple)  # "price", "quality", "capability"
     incidents: tuple[str, ...] = field(default_factory=tuple)  # metrics with an open incident
+    context_window: int = 0  # tokens, as the catalog declares
+    max_output: int = 0
+    parameters: tuple[str, ...] = field(default_factory=tuple)
+    quantisation: str = ""  # "" when the provider does not say
+    tokens_24h: int = 0  # tokens served through Tokenway (usage records)
+    tokens_7d: int = 0
+    dist: dict[str, Any] = field(default_factory=dict)  # "ttft" / "tps": distribution (evaluation.board_reads)
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The row for scripts and data.json: flat fields and each figure, without the distributions' bins
+        (drawn on the server; half the page's weight if embedded)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("figures", "dist")}
+        data["figures"] = {key: asdict(figure) for key, figure in self.figures.items()}
         data["anomalies"] = list(self.anomalies)
         data["incidents"] = list(self.incidents)
+        data["parameters"] = list(self.parameters)
         return data
 
 
@@ -122,7 +144,15 @@ def figure(figures: Mapping[str, MetricFigure], column: str) -> Figure:
     return Figure(float(found.value), lo, hi, found.n, False)
 
 
-def _stats(window: str, region: str) -> dict[tuple[int, str], LeaderboardRow]:
+Stats = dict[tuple[int, str], LeaderboardRow]
+
+
+def stats_read(window: str, region: str) -> Stats:
+    """One read of the window's aggregates (the page's heaviest): pass it to ``leaderboard`` and ``by_region``."""
+    return _stats(window if window in WINDOWS else "24h", region or ALL_REGIONS)
+
+
+def _stats(window: str, region: str) -> Stats:
     """evaluation's leaderboard rows keyed by (offering id, region)."""
     return {(item.offering_id, item.region): item for item in leaderboard_rows(window=window, region=region)}
 
@@ -161,23 +191,30 @@ def _row(
         availability=figures["availability"].value,
         error_rate=figures["error_rate"].value,
         cache_hit=hit,
+        ttft_p99=figures["ttft_p99"].value,
+        quality=figures["quality"].value,
         price_input=price_in,
         price_output=price_out,
         price_cache_read=cache_read,
+        price_cache_write=cache_write_price(price),
         price_effective=effective_price(price_in, price_out, cache_read, hit),
         n=stats.n if stats else 0,
         figures=figures,
         breaks_cache=_breaks_cache(offering, flags),
         anomalies=tuple(sorted({ANOMALY_FLAGS[f] for f in flags if f in ANOMALY_FLAGS})),
         incidents=incidents,
+        context_window=offering.context_window,
+        max_output=offering.max_output,
+        parameters=parameters(offering),
+        quantisation=quantisation(offering.upstream_model),
     )
 
 
-def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
+def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS, stats: Stats | None = None) -> list[Row]:
     """Every offering of the catalog (measured or not) with its statistics for the window and region."""
     window = window if window in WINDOWS else "24h"
     region = region or ALL_REGIONS
-    stats = _stats(window, region)
+    stats = _stats(window, region) if stats is None else stats
     rows = [
         _row(offering, current_price(offering), region, stats.get((offering.pk, region)))
         for offering in offerings_listed()
@@ -185,11 +222,29 @@ def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS) -> list[Row]:
     return sorted(rows, key=lambda row: (row.model, row.provider))
 
 
-def by_region(*, window: str, regions: list[str], offering_ids: set[int]) -> list[dict[str, Any]]:
+def enrich(rows: list[Row], *, window: str, region: str = ALL_REGIONS) -> list[Row]:
+    """The rows with what two more reads add: tokens served (24 h, 7 d) and the TTFT and speed
+    distributions of the window (only for offerings with probes)."""
+    served = tokens_served_by_offering(now=timezone.now())
+    dists = latency_distributions(offering_ids=[r.offering_id for r in rows if r.n], window=window, region=region)
+    return [
+        replace(
+            row,
+            tokens_24h=served.get(row.offering_id, {}).get("24h", 0),
+            tokens_7d=served.get(row.offering_id, {}).get("7d", 0),
+            dist=dists.get(row.offering_id, {}),
+        )
+        for row in rows
+    ]
+
+
+def by_region(
+    *, window: str, regions: list[str], offering_ids: set[int], stats: Stats | None = None
+) -> list[dict[str, Any]]:
     """Side-by-side regions for the given offerings, from the ``by_region`` figures of the "all" rows:
     [{"row": Row (all regions), "regions": [(region, Row or None)]}]."""
     window = window if window in WINDOWS else "24h"
-    stats = _stats(window, ALL_REGIONS)
+    stats = _stats(window, ALL_REGIONS) if stats is None else stats
     out = []
     for offering in offerings_listed():
         if offering.pk not in offering_ids:
@@ -224,7 +279,8 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
     "incidents": [{offering_id, label, metric, region, opened_at, index}]}``; buckets without data are None.
     """
     name = TREND_METRICS.get(metric, "ttft_p50")
-    measured = sorted((r for r in rows if r.n), key=lambda r: (-r.n, r.offering_id))[:TREND_OFFERINGS]
+    # Offerings with an open incident first: an incident is what a reader of the trend most needs to see.
+    measured = sorted((r for r in rows if r.n), key=lambda r: (not r.incidents, -r.n, r.offering_id))[:TREND_OFFERINGS]
     empty: dict[str, Any] = {"metric": metric, "window": window, "labels": [], "series": [], "incidents": []}
     if not measured:
         return empty
@@ -253,7 +309,8 @@ def _pick(point: TrendPoint | None, key: str) -> float | None:
 
 
 def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dict[str, Any]]:
-    """Incidents of the plotted offerings that opened inside the plotted span, on the nearest bucket."""
+    """Incidents of the plotted offerings that overlap the plotted span: ``index`` the bucket nearest its opening
+    (the first bucket when it opened earlier), ``end_index`` the one nearest its closing (None while open)."""
     labels = {r.offering_id: f"{r.model_name} · {r.provider_name}" for r in rows}
     parsed = [dt.datetime.fromisoformat(t) for t in times]
     slack = parsed[1] - parsed[0] if len(parsed) > 1 else dt.timedelta(hours=1)
@@ -261,9 +318,11 @@ def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dic
     markers = []
     for item in incidents_list(state="all", offering_ids=list(labels), region=region):
         opened = dt.datetime.fromisoformat(item.opened_at)
-        if not first <= opened <= last:
+        closed = dt.datetime.fromisoformat(item.closed_at) if item.closed_at else None
+        if opened > last or (closed is not None and closed < first):
             continue
-        index = min(range(len(parsed)), key=lambda i: abs((parsed[i] - opened).total_seconds()))
+        index = _nearest(parsed, max(opened, parsed[0]))
+        end_index = None if closed is None else _nearest(parsed, min(closed, parsed[-1]))
         markers.append(
             {
                 "offering_id": item.offering_id,
@@ -274,6 +333,11 @@ def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dic
                 "opened_at": item.opened_at,
                 "closed_at": item.closed_at,
                 "index": index,
+                "end_index": end_index,
             }
         )
     return markers
+
+
+def _nearest(times: list[dt.datetime], at: dt.datetime) -> int:
+    return min(range(len(times)), key=lambda i: abs((times[i] - at).total_seconds()))

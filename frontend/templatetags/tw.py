@@ -79,6 +79,8 @@ FIGURE_FORMAT: dict[str, Callable[[Any], str]] = {
     "availability": lambda v: pct(v, 2),
     "error_rate": lambda v: pct(v, 2),
     "cache_hit": lambda v: pct(v),
+    "ttft_p99": lambda v: ms(v),
+    "quality": lambda v: pct(v),
 }
 
 
@@ -87,6 +89,8 @@ CI_FORMAT: dict[str, Callable[[Any], str]] = {
     "ttft_p90": lambda v: num(v),
     "availability": lambda v: pct(v, 1),
     "error_rate": lambda v: pct(v, 1),
+    "ttft_p99": lambda v: num(v),
+    "quality": lambda v: pct(v),
 }
 
 

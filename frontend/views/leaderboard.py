@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
+from evaluation.selectors import incidents_list
+from frontend.data import board_cache
 from frontend.data.leaderboard import (
     ALL_REGIONS,
     MIN_N,
@@ -19,26 +23,39 @@ from frontend.data.leaderboard import (
     WINDOWS,
     Row,
     by_region,
+    enrich,
     leaderboard,
     matches,
+    stats_read,
     trend,
 )
 
-# (key, header, numeric): the table's columns in order; every key has an entry on the definitions page.
+# (key, header, numeric, sortable): the table's columns in order; every key has an entry on the definitions page.
 COLUMNS = (
-    ("model", gettext_lazy("Model"), False),
-    ("provider", gettext_lazy("Provider"), False),
-    ("region", gettext_lazy("Region"), False),
-    ("ttft_p50", gettext_lazy("TTFT p50"), True),
-    ("ttft_p90", gettext_lazy("TTFT p90"), True),
-    ("tps", gettext_lazy("Output tok/s"), True),
-    ("availability", gettext_lazy("Availability"), True),
-    ("error_rate", gettext_lazy("Error rate"), True),
-    ("cache_hit", gettext_lazy("Cache hits"), True),
-    ("price_effective", gettext_lazy("Effective $/1M"), True),
-    ("n", gettext_lazy("Probes (n)"), True),
+    ("model", gettext_lazy("Model"), False, True),
+    ("provider", gettext_lazy("Provider"), False, True),
+    ("region", gettext_lazy("Region"), False, True),
+    ("quality", gettext_lazy("Quality"), True, True),
+    ("ttft_p50", gettext_lazy("TTFT p50"), True, True),
+    ("ttft_p90", gettext_lazy("TTFT p90"), True, True),
+    ("ttft_p99", gettext_lazy("TTFT p99"), True, True),
+    ("ttft_dist", gettext_lazy("TTFT distribution"), True, False),
+    ("tps", gettext_lazy("Output tok/s"), True, True),
+    ("tps_dist", gettext_lazy("Speed p50 · p90 · p99"), True, False),
+    ("availability", gettext_lazy("Availability"), True, True),
+    ("error_rate", gettext_lazy("Error rate"), True, True),
+    ("cache_hit", gettext_lazy("Cache hits"), True, True),
+    ("context_window", gettext_lazy("Context"), True, True),
+    ("max_output", gettext_lazy("Max output"), True, True),
+    ("parameters", gettext_lazy("Parameters"), False, False),
+    ("price_input", gettext_lazy("Input $/1M"), True, True),
+    ("price_output", gettext_lazy("Output $/1M"), True, True),
+    ("price_cache_read", gettext_lazy("Cache read · write $/1M"), True, True),
+    ("price_effective", gettext_lazy("Effective $/1M"), True, True),
+    ("tokens_24h", gettext_lazy("Tokens served 24 h · 7 d"), True, True),
+    ("n", gettext_lazy("Probes (n)"), True, True),
 )
-SORTABLE = tuple(key for key, _label, _numeric in COLUMNS)
+SORTABLE = (*(key for key, _label, _numeric, sortable in COLUMNS if sortable), "tokens_7d", "price_cache_write")
 TREND_WINDOWS = (
     ("15m", gettext_lazy("15 minutes")),
     ("1h", gettext_lazy("1 hour")),
@@ -64,6 +81,10 @@ def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) ->
         "window": (set(WINDOWS), _("Unknown window “%(value)s”: showing the last 24 hours.")),
         "sort": (set(SORTABLE), _("Cannot sort by “%(value)s”: showing the default order.")),
         "dir": ({"asc", "desc"}, _("Unknown sort direction “%(value)s”: sorting ascending.")),
+        "param": (
+            {p for r in all_rows for p in r.parameters},
+            _("No offering declares the parameter “%(value)s”: showing every offering."),
+        ),
     }
     params = {
         "q": get.get("q", "").strip()[:100],
@@ -73,6 +94,7 @@ def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) ->
         "window": "24h",
         "sort": "",
         "dir": "asc",
+        "param": "",
     }
     for name, (allowed, message) in choices.items():
         value = get.get(name, "")
@@ -102,7 +124,7 @@ def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[d
         k: v for k, v in params.items() if v and k not in ("sort", "dir", *fixed) and not (k == "window" and v == "24h")
     }
     columns = []
-    for key, label, numeric in COLUMNS:
+    for key, label, numeric, sortable in COLUMNS:
         current = params["sort"] == key
         direction = "desc" if current and params["dir"] == "asc" else "asc"
         columns.append(
@@ -110,7 +132,7 @@ def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[d
                 "key": key,
                 "label": label,
                 "numeric": numeric,
-                "href": base + "?" + urlencode({**kept, "sort": key, "dir": direction}),
+                "href": base + "?" + urlencode({**kept, "sort": key, "dir": direction}) if sortable else "",
                 "aria_sort": ("descending" if params["dir"] == "desc" else "ascending") if current else "",
             }
         )
@@ -119,12 +141,21 @@ def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[d
 
 def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
     window = request.GET.get("window", "24h")
-    all_rows = leaderboard(window=window if window in WINDOWS else "24h", region=ALL_REGIONS)
+    window = window if window in WINDOWS else "24h"
+    reads = {(window, ALL_REGIONS): stats_read(window, ALL_REGIONS)}  # read once, shared with the region table
+    all_rows = leaderboard(window=window, region=ALL_REGIONS, stats=reads[(window, ALL_REGIONS)])
     params, notices = _params(request, all_rows, fixed)
     region = params["region"] or ALL_REGIONS
-    if region != ALL_REGIONS or params["window"] != "24h" or window != params["window"]:
-        all_rows = leaderboard(window=params["window"], region=region)
-    rows = [row for row in all_rows if matches(row, q=params["q"], model=params["model"], provider=params["provider"])]
+    if region != ALL_REGIONS or window != params["window"]:
+        reads[(params["window"], region)] = stats_read(params["window"], region)
+        all_rows = leaderboard(window=params["window"], region=region, stats=reads[(params["window"], region)])
+    all_rows = enrich(all_rows, window=params["window"], region=region)
+    rows = [
+        row
+        for row in all_rows
+        if matches(row, q=params["q"], model=params["model"], provider=params["provider"])
+        and (not params["param"] or params["param"] in row.parameters)
+    ]
     rows = _sorted(rows, params["sort"], params["dir"])
     return {
         "section": "leaderboard",
@@ -137,10 +168,13 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "models": sorted({(r.model, r.model_name) for r in all_rows}),
         "providers": sorted({(r.provider, r.provider_name) for r in all_rows}),
         "all_providers": sorted({r.provider for r in all_rows}),
+        "all_parameters": sorted({p for r in all_rows for p in r.parameters}),
+        "column_count": len(COLUMNS),
         "regions": list(settings.TOKENWAY_REGIONS),
         "windows": WINDOWS,
         "trend_windows": TREND_WINDOWS,
         "rows_json": [row.as_json() for row in rows],
+        "stats_reads": reads,
     }
 
 
@@ -155,11 +189,30 @@ def _trend_window(window: str) -> str:
     return window if window in WINDOWS else "24h"
 
 
+def _cached_page(request: HttpRequest, build: Callable[[], tuple[str, str, dict[str, Any]]]) -> HttpResponse:
+    """The page's body from the cache (per stats and catalog version, language and query), else built,
+    rendered and stored; the frame around it (navigation, language form, CSRF) is rendered per request."""
+    key = board_cache.page_key(request)
+    page = board_cache.get(key) if key else None
+    hit = page is not None
+    if page is None:
+        title, template, context = build()
+        page = {"title": str(title), "body": render_to_string(template, context)}
+        if key:
+            board_cache.put(key, page)
+    response = render(request, "frontend/leaderboard/page.html", {"section": "leaderboard", **page})
+    response["X-Board-Cache"] = "hit" if hit else "miss"
+    return response
+
+
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    context = _with_trend(_context(request))
-    _regions_context(context)
-    return render(request, "frontend/leaderboard/index.html", context)
+    def build() -> tuple[str, str, dict[str, Any]]:
+        context = _with_trend(_context(request))
+        _regions_context(context)
+        return _("Leaderboard"), "frontend/leaderboard/index.html", context
+
+    return _cached_page(request, build)
 
 
 @require_GET
@@ -196,42 +249,62 @@ def definitions(request: HttpRequest) -> HttpResponse:
 
 def _regions_context(context: dict[str, Any]) -> None:
     ids = {r.offering_id for r in context["rows"]}
-    context["region_rows"] = by_region(window=context["params"]["window"], regions=context["regions"], offering_ids=ids)
+    window = context["params"]["window"]
+    context["region_rows"] = by_region(
+        window=window,
+        regions=context["regions"],
+        offering_ids=ids,
+        stats=context["stats_reads"].get((window, ALL_REGIONS)),
+    )
     measured = [r.ttft_p50 for item in context["region_rows"] for _region, r in item["regions"] if r and r.ttft_p50]
     context["region_max_ttft"] = max(measured, default=0)  # the bars' common scale: the slowest region's TTFT
 
 
 @require_GET
 def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    context = _context(request, model=slug)
-    if not any(s == slug for s, _name in context["models"]):
-        raise Http404("unknown model")
-    context["title_model"] = next((name for s, name in context["models"] if s == slug), slug)
-    _regions_context(context)
-    return render(request, "frontend/leaderboard/model.html", _with_trend(context))
+    def build() -> tuple[str, str, dict[str, Any]]:
+        context = _context(request, model=slug)
+        if not any(s == slug for s, _name in context["models"]):
+            raise Http404("unknown model")
+        context["title_model"] = next((name for s, name in context["models"] if s == slug), slug)
+        _regions_context(context)
+        return context["title_model"], "frontend/leaderboard/model.html", _with_trend(context)
+
+    return _cached_page(request, build)
 
 
 @require_GET
 def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    context = _context(request, provider=slug)
-    if not any(s == slug for s, _name in context["providers"]):
-        raise Http404("unknown provider")
-    context["title_provider"] = next((name for s, name in context["providers"] if s == slug), slug)
-    _regions_context(context)
-    return render(request, "frontend/leaderboard/provider.html", _with_trend(context))
+    def build() -> tuple[str, str, dict[str, Any]]:
+        context = _context(request, provider=slug)
+        if not any(s == slug for s, _name in context["providers"]):
+            raise Http404("unknown provider")
+        context["title_provider"] = next((name for s, name in context["providers"] if s == slug), slug)
+        _regions_context(context)
+        return context["title_provider"], "frontend/leaderboard/provider.html", _with_trend(context)
+
+    return _cached_page(request, build)
 
 
 @require_GET
 def offering_detail(request: HttpRequest, offering_id: int) -> HttpResponse:
-    context = _context(request)
-    row = next((r for r in leaderboard(window=context["params"]["window"]) if r.offering_id == offering_id), None)
-    if row is None:
-        raise Http404("unknown offering")
-    context["rows"] = [r for r in context["rows"] if r.offering_id == offering_id] or [row]
-    context["rows_json"] = [r.as_json() for r in context["rows"]]
-    context["offering"] = row
-    context["trend"] = trend(
-        rows=[row], window=_trend_window(context["params"]["window"]), region=context["params"]["region"] or ALL_REGIONS
-    )
-    _regions_context(context)
-    return render(request, "frontend/leaderboard/offering.html", context)
+    def build() -> tuple[str, str, dict[str, Any]]:
+        context = _context(request)
+        row = next((r for r in context["rows"] if r.offering_id == offering_id), None)
+        if row is None:
+            listed = leaderboard(window=context["params"]["window"])
+            row = next(
+                (r for r in enrich(listed, window=context["params"]["window"]) if r.offering_id == offering_id), None
+            )
+        if row is None:
+            raise Http404("unknown offering")
+        region = context["params"]["region"] or ALL_REGIONS
+        context["rows"] = [row]
+        context["rows_json"] = [row.as_json()]
+        context["offering"] = row
+        context["trend"] = trend(rows=[row], window=_trend_window(context["params"]["window"]), region=region)
+        context["incidents"] = incidents_list(state="all", offering_ids=[offering_id], region=region)
+        _regions_context(context)
+        return f"{row.model_name} · {row.provider_name}", "frontend/leaderboard/offering.html", context
+
+    return _cached_page(request, build)

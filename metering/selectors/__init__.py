@@ -29,6 +29,7 @@ from metering.selectors.operations import stripe_sync_status as stripe_sync_stat
 from metering.selectors.operations import tenant_meter_failures as tenant_meter_failures
 from metering.selectors.operations import tenant_reversals as tenant_reversals
 from metering.selectors.operations import tenants_billing_state as tenants_billing_state
+from metering.selectors.served import tokens_served_by_offering as tokens_served_by_offering
 from metering.selectors.tenant_billing import INVOICE_JOURNAL_KIND as INVOICE_JOURNAL_KIND
 from metering.selectors.tenant_billing import INVOICE_KEY_PREFIX as INVOICE_KEY_PREFIX
 from metering.selectors.tenant_billing import INVOICES_SHOWN as INVOICES_SHOWN

@@ -78,6 +78,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files as in production: hashed names from the manifest, served with far-future cache headers.
     "servestatic.middleware.ServeStaticMiddleware",
+    # Pages compressed (the leaderboard's HTML is ~180 KB raw); static files come precompressed from above,
+    # so they never reach this. Django's own mitigation of BREACH (random padding) applies.
+    "django.middleware.gzip.GZipMiddleware",
     # One server span per request when traces are on; off, Django leaves it out of the chain (its module says how).
     "foundation.web_traces.WebTraceMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
