@@ -59,5 +59,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(tenant + "playground/key/", console_playground.playground_key, name="playground-key"),
     path("ops/billing/", ops.billing_dashboard, name="ops-billing"),
     path("ops/billing/tenants/<int:tenant_id>/", ops.tenant_detail, name="ops-tenant"),
+    path("ops/billing/accounts/<slug:kind>/", ops.account_detail, name="ops-account"),
     path("ops/requests/<str:request_id>/", ops.request_detail, name="ops-request"),
 ]

@@ -11,7 +11,18 @@ from typing import Any
 from contracts.usage import MICROS_PER_UNIT
 
 USAGE_COLUMNS = ("requests", "tokens_in", "tokens_out", "cache_read", "charge")
-LOG_COLUMNS = ("id", "finished", "status", "http_status", "error_code", "model", "provider", "region", "route_mode")
+LOG_COLUMNS = (
+    "id",
+    "finished",
+    "status",
+    "http_status",
+    "error_code",
+    "model",
+    "provider",
+    "region",
+    "route_mode",
+    "requested_model",
+)
 
 
 def usd(micros: Any) -> str:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from metering.selectors import (
     BadCursor,
     GenerationFilter,
+    TopUpShown,
     cache_savings_micros,
     generation_get,
     generations_list,
@@ -21,10 +22,11 @@ from metering.selectors import (
     tenant_month_spend_micros,
     tenant_notifications,
     tenant_spend_alerts,
-    tenant_topups,
+    tenant_topups_shown,
     tenant_usage,
 )
 
+SUMMARY_DAYS = 30  # the summary cards' window ("Requests (30 days)"), the same on every page that shows them
 LOG_LIMIT = 50  # request log rows per page: a screenful on a laptop
 GROUPS = {"by_model": "model", "by_provider": "provider", "by_key": "key"}
 
@@ -87,11 +89,11 @@ class LogPage:
 
 
 def request_log(
-    *, tenant_id: int, limit: int = LOG_LIMIT, cursor: str | None = None, status: str | None = None
+    *, tenant_id: int, limit: int = LOG_LIMIT, cursor: str | None = None, where: GenerationFilter | None = None
 ) -> LogPage:
     """Newest first through ``metering.selectors.generations_list``, rejected calls included; a cursor
     that is not ours (an edited URL) gives the first page."""
-    where = GenerationFilter(status=status)
+    where = where or GenerationFilter()
     try:
         page = generations_list(tenant_id=tenant_id, where=where, cursor=cursor, limit=limit)
     except BadCursor:
@@ -112,8 +114,9 @@ def _display(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "finished": datetime.fromisoformat(finished) if finished else None, "tokens_in": tokens_in}
 
 
-def topups(*, tenant_id: int) -> list[Any]:
-    return list(tenant_topups(tenant_id=tenant_id))
+def topups_shown(*, tenant_id: int) -> list[TopUpShown]:
+    """Recent top-ups with what became of each payment: refunds and disputes included."""
+    return tenant_topups_shown(tenant_id=tenant_id)
 
 
 def invoices(*, tenant_id: int) -> list[dict[str, Any]]:

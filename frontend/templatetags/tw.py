@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from contracts.usage import MICROS_PER_UNIT
+from tenants.selectors import RouteMode
 
 register = template.Library()
 DASH = "—"
@@ -137,3 +138,30 @@ USAGE_STATUS_LABELS = {
 def usage_status(status: Any) -> str:
     """A request's status (contracts.usage.UsageStatus) in the page's language."""
     return str(USAGE_STATUS_LABELS.get(str(status), status))
+
+
+# The regions probes run from (settings.TOKENWAY_REGIONS); a region not listed shows its slug, capitalised.
+REGION_NAMES = {
+    "beijing": gettext_lazy("Beijing"),
+    "shanghai": gettext_lazy("Shanghai"),
+    "shenzhen": gettext_lazy("Shenzhen"),
+    "chengdu": gettext_lazy("Chengdu"),
+    "hangzhou": gettext_lazy("Hangzhou"),
+    "all": gettext_lazy("all regions"),
+}
+
+
+@register.filter
+def region_name(region: Any) -> str:
+    """A region's name in the page's language ("beijing" -> "Beijing" / "北京"); empty stays empty."""
+    if not region:
+        return ""
+    return str(REGION_NAMES.get(str(region), str(region).capitalize()))
+
+
+@register.filter
+def route_mode_name(mode: Any) -> str:
+    """A route mode (tenants.models.RouteMode) in the page's language; an unknown one as it is."""
+    if not mode:
+        return ""
+    return str(dict(RouteMode.choices).get(str(mode), mode))

@@ -26,8 +26,9 @@ def _page(request: HttpRequest, membership: Membership, topup_form: TopUpForm, a
     return render_console(
         request, membership, "frontend/console/billing.html", "billing",
         balance=metering.balance_micros(tenant_id=tenant_id), month_spend=metering.month_spend_micros(tenant_id=tenant_id),
+        usage=metering.usage_breakdown(tenant_id=tenant_id, days=metering.SUMMARY_DAYS),  # the summary's 30-day counters
         spend_limit=metering.limits_left(tenant=membership.tenant, keys=[])[0],
-        topups=metering.topups(tenant_id=tenant_id), invoices=metering.invoices(tenant_id=tenant_id),
+        topups=metering.topups_shown(tenant_id=tenant_id), invoices=metering.invoices(tenant_id=tenant_id),
         alerts=metering.spend_alerts(tenant_id=tenant_id), topup_form=topup_form, alert_form=alert_form,
         stripe_mode=stripe_mode().value, stripe_off=stripe_mode() is StripeMode.OFF, watched_topup=pending,
         topup_texts=_topup_texts() if pending else None,

@@ -37,7 +37,7 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
             try:
                 sent = invitation_send(actor=membership, base_url=site_url(request), **form.cleaned_data)
             except ApiError as exc:
-                apply_api_error(form, exc)
+                apply_api_error(form, _already_member_explained(exc, membership, form))
             else:
                 _report_sent(request, sent)
                 invite_link = sent.link
@@ -49,11 +49,39 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
     )  # fmt: skip
 
 
+def _already_member_explained(exc: ApiError, membership: Membership, form: InviteForm) -> ApiError:
+    """Inviting a member again never changes their role: say so, with the role they keep and where to change it."""
+    if exc.error_code != "already_member":
+        return exc
+    email = form.cleaned_data["email"].strip().lower()
+    member = next((m for m in tenant_members(membership=membership) if m.user.email.lower() == email), None)
+    if member is None:
+        return exc
+    message = _(
+        "%(email)s is already a member with the role %(role)s; an invitation does not change it. "
+        "Change the role in the member list above."
+    ) % {"email": email, "role": member.get_role_display()}
+    return ApiError(exc.error_code, message, param="email")
+
+
 def _report_sent(request: HttpRequest, sent: SentInvitation) -> None:
     email = sent.issued.invitation.email
     if not sent.email_sent:
         messages.warning(
             request, _("The email to %(email)s could not be sent; copy the link below.") % {"email": email}
+        )
+    elif sent.issued.resent and sent.issued.previous_role not in ("", sent.issued.invitation.role):
+        names = dict(Role.choices)
+        messages.success(
+            request,
+            _(
+                "Invitation sent again to %(email)s with the role %(role)s (was %(previous)s); the earlier link no longer works."
+            )
+            % {
+                "email": email,
+                "role": names[sent.issued.invitation.role],
+                "previous": names[sent.issued.previous_role],
+            },
         )
     elif sent.issued.resent:
         messages.success(

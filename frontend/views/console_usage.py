@@ -9,8 +9,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from apikeys.selectors import tenant_keys
+from catalog.selectors import model_choices
 from contracts.usage import USAGE_STATUSES
 from frontend.data import exports, metering
+from frontend.data.log_filter import RANGES, log_query_parse
 from frontend.templatetags.tw import money_exact
 from frontend.views.console_base import deny, render_console, tenant_page
 from tenants.permissions import Action
@@ -45,17 +47,18 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
 def requests_log(request: HttpRequest, membership: Membership) -> HttpResponse:
     if denied := deny(request, membership, Action.USAGE_VIEW):
         return denied
-    status = request.GET.get("status") or None
-    status = status if status in USAGE_STATUSES else None
+    keys = list(tenant_keys(membership=membership))
+    found = log_query_parse(request.GET, key_ids={k.pk for k in keys})
     limit = request.GET.get("limit", "")
     size = {"limit": min(int(limit), LOG_PAGE)} if limit.isdigit() and int(limit) > 0 else {}
-    page = metering.request_log(tenant_id=membership.tenant_id, cursor=request.GET.get("cursor"), status=status, **size)
+    tenant_id = membership.tenant_id
+    page = metering.request_log(tenant_id=tenant_id, cursor=request.GET.get("cursor"), where=found.where, **size)
     if request.GET.get("format") == "csv":
         rows, cursor = list(page.rows), page.next_cursor
         for _ in range(EXPORT_LOG_PAGES - 1):
             if not cursor:
                 break
-            more = metering.request_log(tenant_id=membership.tenant_id, cursor=cursor, status=status)
+            more = metering.request_log(tenant_id=tenant_id, cursor=cursor, where=found.where)
             rows.extend(more.rows)
             cursor = more.next_cursor
         return _attachment(exports.request_log_csv(rows), f"{membership.tenant.slug}-requests.csv")
@@ -64,7 +67,8 @@ def requests_log(request: HttpRequest, membership: Membership) -> HttpResponse:
         return render(request, "frontend/console/_request_rows.html", context)
     return render_console(
         request, membership, "frontend/console/requests.html", "requests",
-        rows=page.rows, next_cursor=page.next_cursor, status=status or "", statuses=USAGE_STATUSES,
+        rows=page.rows, next_cursor=page.next_cursor, f=found.params, query=found.query, statuses=USAGE_STATUSES,
+        keys=keys, ranges=RANGES, models=model_choices(),
     )  # fmt: skip
 
 

@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from frontend.data.ops import dashboard, request_costs, tenant_drilldown
+from frontend.data.ops import account, dashboard, request_costs, tenant_drilldown
 from tenants.selectors import memberships_of
 
 DASHBOARD_DAYS = 30
@@ -45,3 +45,14 @@ def tenant_detail(request: HttpRequest, tenant_id: int) -> HttpResponse:
     if data is None:
         raise Http404("no such tenant")
     return render(request, "frontend/ops/tenant.html", {"section": "ops", "t": data, "days": DASHBOARD_DAYS})
+
+
+@login_required
+def account_detail(request: HttpRequest, kind: str) -> HttpResponse:
+    """One ledger account kind behind a dashboard figure: its accounts' balances and latest lines (staff only)."""
+    if not request.user.is_staff:
+        raise Http404("not found")
+    found = account(kind=kind)
+    if found is None:
+        raise Http404("no such account")
+    return render(request, "frontend/ops/account.html", {"section": "ops", "a": found})

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from metering.alerts import tenant_month_spend_micros as tenant_month_spend_micros  # re-exported: a read
 from metering.cursors import BadCursor as BadCursor  # re-exported: generations_list raises it
+from metering.selectors.books import BooksFigure as BooksFigure
+from metering.selectors.books import account_drilldown as account_drilldown
+from metering.selectors.books import books_reconciliation as books_reconciliation
+from metering.selectors.books import provider_cost_adjustments as provider_cost_adjustments
 from metering.selectors.drift import provider_drift as provider_drift
 from metering.selectors.generations import GenerationFilter as GenerationFilter
 from metering.selectors.generations import GenerationPage as GenerationPage
@@ -35,12 +39,14 @@ from metering.selectors.tenant_billing import INVOICE_KEY_PREFIX as INVOICE_KEY_
 from metering.selectors.tenant_billing import INVOICES_SHOWN as INVOICES_SHOWN
 from metering.selectors.tenant_billing import NOTIFICATIONS_SHOWN as NOTIFICATIONS_SHOWN
 from metering.selectors.tenant_billing import TOPUPS_SHOWN as TOPUPS_SHOWN
+from metering.selectors.tenant_billing import TopUpShown as TopUpShown
 from metering.selectors.tenant_billing import tenant_balance_micros as tenant_balance_micros
 from metering.selectors.tenant_billing import tenant_invoices as tenant_invoices
 from metering.selectors.tenant_billing import tenant_notifications as tenant_notifications
 from metering.selectors.tenant_billing import tenant_spend_alerts as tenant_spend_alerts
 from metering.selectors.tenant_billing import tenant_topup_get as tenant_topup_get
 from metering.selectors.tenant_billing import tenant_topups as tenant_topups
+from metering.selectors.tenant_billing import tenant_topups_shown as tenant_topups_shown
 from metering.selectors.usage import USAGE_GROUPS as USAGE_GROUPS
 from metering.selectors.usage import cache_savings_micros as cache_savings_micros
 from metering.selectors.usage import tenant_usage as tenant_usage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery, Sum
@@ -12,6 +13,8 @@ from metering.models import (
     Journal,
     JournalLine,
     Notification,
+    PaymentReversal,
+    ReversalKind,
     SpendAlert,
     TopUp,
 )
@@ -30,6 +33,64 @@ def tenant_balance_micros(*, tenant_id: int) -> int:
 
 def tenant_topups(*, tenant_id: int, limit: int = TOPUPS_SHOWN) -> QuerySet[TopUp]:
     return TopUp.objects.filter(tenant_id=tenant_id).order_by("-created_at", "-pk")[:limit]
+
+
+REFUND_TAKEN = frozenset({"succeeded", "pending", "requires_action"})  # Stripe is returning the money
+DISPUTE_OPEN = frozenset({"needs_response", "under_review", "warning_needs_response", "warning_under_review"})
+
+
+@dataclass(frozen=True)
+class TopUpShown:
+    """A top-up as the tenant should read it: its payment's state after refunds and disputes.
+
+    ``state``: pending | failed | succeeded | partly_refunded | refunded | disputed | dispute_lost | dispute_won.
+    """
+
+    id: int
+    created_at: Any
+    amount_micros: int
+    status: str  # the payment's own status (TopUp.status)
+    state: str
+    refunded_micros: int = 0
+    disputed_micros: int = 0
+
+
+def _topup_state(topup: TopUp, reversals: list[PaymentReversal]) -> TopUpShown:
+    refunds = [r for r in reversals if r.kind == ReversalKind.REFUND and r.status in REFUND_TAKEN]
+    disputes = [r for r in reversals if r.kind == ReversalKind.DISPUTE]
+    refunded = sum(r.amount_micros for r in refunds)
+    state = topup.status
+    if topup.status == "succeeded":
+        if any(d.status == "lost" for d in disputes):
+            state = "dispute_lost"
+        elif any(d.status in DISPUTE_OPEN for d in disputes):
+            state = "disputed"
+        elif refunded >= topup.amount_micros:
+            state = "refunded"
+        elif refunded:
+            state = "partly_refunded"
+        elif any(d.status == "won" for d in disputes):
+            state = "dispute_won"
+    return TopUpShown(
+        id=topup.pk,
+        created_at=topup.created_at,
+        amount_micros=topup.amount_micros,
+        status=topup.status,
+        state=state,
+        refunded_micros=refunded,
+        disputed_micros=sum(d.amount_micros for d in disputes),
+    )
+
+
+def tenant_topups_shown(*, tenant_id: int, limit: int = TOPUPS_SHOWN) -> list[TopUpShown]:
+    """The recent top-ups with their refunds and disputes folded in (a refunded payment never reads
+    "Succeeded"): one query for the top-ups, one for their reversals."""
+    topups = list(tenant_topups(tenant_id=tenant_id, limit=limit))
+    intents = [t.payment_intent_id for t in topups if t.payment_intent_id]
+    by_intent: dict[str, list[PaymentReversal]] = {}
+    for reversal in PaymentReversal.objects.filter(payment_intent_id__in=intents).order_by("created_at"):
+        by_intent.setdefault(reversal.payment_intent_id, []).append(reversal)
+    return [_topup_state(t, by_intent.get(t.payment_intent_id or "", [])) for t in topups]
 
 
 def tenant_topup_get(*, tenant_id: int, topup_id: int) -> TopUp | None:

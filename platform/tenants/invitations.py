@@ -28,6 +28,7 @@ class IssuedInvitation:
     invitation: Invitation
     token: str  # shown once, sent by email
     resent: bool = False  # True when a pending invitation was re-issued instead of created
+    previous_role: str = ""  # a re-issue's role before it ("" for a new invitation): the caller says a change
 
 
 def token_hash(token: str) -> str:
@@ -74,8 +75,9 @@ def invitation_create(*, actor: Membership, email: str, role: str, ttl: timedelt
             # collide on the partial unique constraint and the loser re-issues the winner's row below.
             existing = pending.select_for_update().first()
             if existing is not None:
+                previous = existing.role
                 _reissue(existing, actor=actor, role=role, token=token, ttl=ttl)
-                return IssuedInvitation(invitation=existing, token=token, resent=True)
+                return IssuedInvitation(invitation=existing, token=token, resent=True, previous_role=previous)
             invitation = Invitation.objects.create(
                 tenant_id=actor.tenant_id,
                 email=email,
@@ -87,8 +89,9 @@ def invitation_create(*, actor: Membership, email: str, role: str, ttl: timedelt
     except IntegrityError:
         with transaction.atomic():
             existing = pending.select_for_update().get()
+            previous = existing.role
             _reissue(existing, actor=actor, role=role, token=token, ttl=ttl)
-        return IssuedInvitation(invitation=existing, token=token, resent=True)
+        return IssuedInvitation(invitation=existing, token=token, resent=True, previous_role=previous)
     return IssuedInvitation(invitation=invitation, token=token)
 
 

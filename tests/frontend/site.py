@@ -143,4 +143,6 @@ def populate(personas, catalog) -> list[SitePage]:
         SitePage("tenant-new", "/console/new/", "owner"),
         SitePage("ops-billing", "/ops/billing/", "staff"),
         SitePage("ops-tenant", f"/ops/billing/tenants/{personas.tenant.pk}/", "staff"),
+        SitePage("ops-account", "/ops/billing/accounts/available/", "staff"),
+        SitePage("ops-request", f"/ops/requests/{REQUEST_OK}/", "staff"),
     ]

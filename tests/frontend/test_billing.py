@@ -92,4 +92,4 @@ def test_the_ops_dashboard_shows_probe_coverage_from_evaluation(personas, catalo
         offering_id=catalog[0].pk, region="beijing", kind="performance", variant="1k", started_at=timezone.now()
     )
     page = _client(personas.staff).get("/ops/billing/").content.decode()
-    assert "beijing" in page and f"1 / {len(catalog)}" in page and "1 probes" in page
+    assert "Beijing" in page and f"1 / {len(catalog)}" in page and "1 probes" in page

@@ -17,6 +17,18 @@
     else { const area = document.createElement("textarea"); area.value = text; document.body.appendChild(area); area.select(); document.execCommand("copy"); area.remove(); done(); }
   });
 
+  // WCAG 2.1.1: a table or record that scrolls inside its card can be reached and scrolled from the keyboard.
+  function scrollersFocusable() {
+    document.querySelectorAll(".table-wrap, pre").forEach((el) => {
+      const scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+      if (scrolls && !el.hasAttribute("tabindex")) el.tabIndex = 0;
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", scrollersFocusable);
+  else scrollersFocusable();
+  window.addEventListener("resize", scrollersFocusable);
+  tw.scrollersFocusable = scrollersFocusable;
+
   // Every form submission shows progress on its button and cannot be sent twice.
   document.addEventListener("submit", (event) => {
     const form = event.target;

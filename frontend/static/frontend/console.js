@@ -68,3 +68,10 @@
   }
   setTimeout(poll, POLL_MS);
 })();
+
+/* The one-time key: focus lands on its card, so the next Tab is its Copy button (not 16 stops away). */
+(function () {
+  "use strict";
+  const card = document.getElementById("new-key");
+  if (card) card.focus();
+})();
