@@ -1,8 +1,10 @@
 """Probe rows of one offering x region x window -> metrics with 95% CIs, and flags. Pure functions.
 
 Headline definitions (docs/evaluation.md):
-- ttft_p50/p90/p99: time to first token of the ~1k-input performance probes (ms);
-- tps: median output tokens/s after the first chunk, both input sizes;
+- ttft_p50/p90/p99: time to first token of any kind, reasoning included, of the ~1k-input
+  performance probes (ms); answer_ttft_p50/p90: time to their first answer token;
+- tps: median output tokens/s while they were produced (reasoning included), both input sizes
+  (evaluation/probes/speed.py);
 - availability: share of performance probes that found the offering serving (not timeout,
   connect error, 5xx or truncated stream); error_rate: share with any error class;
 - cache_hit_ratio: cached / input tokens over the reading turns of the plain cache probe;
@@ -39,6 +41,7 @@ class PerfRow:
     ttft_ms: float | None
     tps: float | None
     error_class: str
+    answer_ttft_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,9 @@ def _performance(perf: Sequence[PerfRow], out: dict[str, dict[str, Any]]) -> Non
     for name, p in (("ttft_p50", 0.5), ("ttft_p90", 0.9), ("ttft_p99", 0.99)):
         _put(out, name, quantile_ci(ttft, p))
     _put(out, "ttft_10k_p50", quantile_ci([r.ttft_ms for r in ok if r.variant == "10k" and r.ttft_ms is not None], 0.5))
+    answer = [r.answer_ttft_ms for r in ok if r.variant == "1k" and r.answer_ttft_ms is not None]
+    _put(out, "answer_ttft_p50", quantile_ci(answer, 0.5))
+    _put(out, "answer_ttft_p90", quantile_ci(answer, 0.9))
     tps = [r.tps for r in ok if r.tps is not None]
     _put(out, "tps", quantile_ci(tps, 0.5))
     _put(out, "tps_p10", quantile_ci(tps, 0.1))

@@ -5,7 +5,8 @@ SQL; ``row_counts`` here is the same mapping for one raw row, used to check it).
 sum of its rollups, so every figure below is a function of sums:
 
 - performance: ``n`` probes, ``down`` (timeout, connect, 5xx, truncated), ``err`` (any error class),
-  histograms ``t1:<bucket>`` (TTFT of 1k probes), ``t10:<bucket>`` (10k), ``tps:<bucket>``;
+  histograms ``t1:<bucket>`` (TTFT of 1k probes), ``t10:<bucket>`` (10k), ``tps:<bucket>``,
+  ``a1:<bucket>`` (first answer token of 1k probes);
 - cache: per variant ``<v>.k`` reading turns, ``<v>.i`` / ``<v>.c`` input / cached tokens and the
   sums of squares and products ``<v>.ii``, ``<v>.cc``, ``<v>.ic`` for the ratio's interval;
 - price: ``chk`` checked probes, ``ovc`` / ``mis`` flagged, histograms ``ocf:`` (reported / counted
@@ -37,7 +38,7 @@ from evaluation.stats.sketch import Histogram, bucket
 Counts = Mapping[str, float]  # one kind's counters
 KindCounts = Mapping[str, Counts]  # kind -> counters
 CACHE_VARIANTS = ("plain", "billing", "stripped")
-HISTOGRAMS = ("t1", "t10", "tps", "ocf", "bil")
+HISTOGRAMS = ("t1", "t10", "tps", "ocf", "bil", "a1")
 
 
 def histogram(counts: Counts, name: str) -> Histogram:
@@ -69,6 +70,9 @@ def _performance(c: Counts, out: dict[str, dict[str, Any]]) -> None:
     for name, p in (("ttft_p50", 0.5), ("ttft_p90", 0.9), ("ttft_p99", 0.99)):
         _put(out, name, ttft.quantile_ci(p))
     _put(out, "ttft_10k_p50", histogram(c, "t10").quantile_ci(0.5))
+    answer = histogram(c, "a1")
+    _put(out, "answer_ttft_p50", answer.quantile_ci(0.5))
+    _put(out, "answer_ttft_p90", answer.quantile_ci(0.9))
     tps = histogram(c, "tps")
     _put(out, "tps", tps.quantile_ci(0.5))
     _put(out, "tps_p10", tps.quantile_ci(0.1))
@@ -139,6 +143,8 @@ def row_counts(
     input_tokens: int | None,
     cached_tokens: int | None,
     details: Mapping[str, Any],
+    *,
+    answer_ttft_ms: float | None = None,
 ) -> dict[str, float]:
     """The counters one raw probe row adds to its rollup (the Python twin of the rollup SQL)."""
     out: dict[str, float] = {"n": 1.0}
@@ -152,6 +158,8 @@ def row_counts(
                 out[f"{'t1' if variant == '1k' else 't10'}:{bucket(ttft_ms)}"] = 1.0
             if tps is not None:
                 out[f"tps:{bucket(tps)}"] = 1.0
+            if answer_ttft_ms is not None and variant == "1k":
+                out[f"a1:{bucket(answer_ttft_ms)}"] = 1.0
     elif kind == ProbeKind.CACHE and not error_class and input_tokens and variant in CACHE_VARIANTS:
         i, c = float(input_tokens), float(cached_tokens or 0)
         out.update({f"{variant}.k": 1.0, f"{variant}.i": i, f"{variant}.c": c})

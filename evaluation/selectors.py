@@ -42,6 +42,8 @@ METRICS = (
     "ttft_p90",
     "ttft_p99",
     "ttft_10k_p50",
+    "answer_ttft_p50",
+    "answer_ttft_p90",
     "tps",
     "tps_p10",
     "availability",
@@ -66,6 +68,8 @@ MIN_N = {
     "ttft_p90": 30,
     "ttft_p99": 100,
     "ttft_10k_p50": 10,
+    "answer_ttft_p50": 10,
+    "answer_ttft_p90": 30,
     "tps": 10,
     "tps_p10": 20,
     "availability": 20,
@@ -94,7 +98,10 @@ SERIES_BUCKET = {
 _SERIES_COARSEST = {"15m": Resolution.MINUTE, "1h": Resolution.MINUTE, "24h": Resolution.HOUR, "7d": Resolution.HOUR}
 # The probe kind whose rollups each metric is computed from (trends read only those rows).
 METRIC_KIND = {
-    **dict.fromkeys(("ttft_p50", "ttft_p90", "ttft_p99", "ttft_10k_p50", "tps", "tps_p10"), ProbeKind.PERFORMANCE),
+    **dict.fromkeys(
+        ("ttft_p50", "ttft_p90", "ttft_p99", "ttft_10k_p50", "answer_ttft_p50", "answer_ttft_p90", "tps", "tps_p10"),
+        ProbeKind.PERFORMANCE,
+    ),
     **dict.fromkeys(("availability", "error_rate"), ProbeKind.PERFORMANCE),
     **dict.fromkeys(
         ("cache_hit_ratio", "billing_cache_hit_ratio", "stripped_cache_hit_ratio", "effective_input_price"),

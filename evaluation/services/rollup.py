@@ -55,6 +55,11 @@ _PAIRS = {
             "1.0",
         ),
         (f"CASE WHEN r.error_class = '' AND r.tps IS NOT NULL THEN 'tps:' || {_BIN.format(x='r.tps')} END", "1.0"),
+        (
+            "CASE WHEN r.error_class = '' AND r.answer_ttft_ms IS NOT NULL AND r.variant = '1k' THEN "
+            f"'a1:' || {_BIN.format(x='r.answer_ttft_ms')} END",
+            "1.0",
+        ),
     ],
     "cache": [
         (f"CASE WHEN {_CACHE_OK} THEN r.variant || '.k' END", "1.0"),
@@ -148,7 +153,15 @@ def rollup_deltas(rows: Iterable[ProbeResult]) -> dict[RollupKey, dict[str, floa
     out: dict[RollupKey, dict[str, float]] = defaultdict(dict)
     for r in rows:
         counts = row_counts(
-            r.kind, r.variant, r.error_class, r.ttft_ms, r.tps, r.input_tokens, r.cached_tokens, r.details
+            r.kind,
+            r.variant,
+            r.error_class,
+            r.ttft_ms,
+            r.tps,
+            r.input_tokens,
+            r.cached_tokens,
+            r.details,
+            answer_ttft_ms=r.answer_ttft_ms,
         )
         for resolution in STEP:
             target = out[(resolution, floor_to(r.started_at, resolution), r.offering_id, r.region, r.kind)]

@@ -28,14 +28,16 @@ def mixed_rows(
             error = rng.choice(PERF_ERRORS)
             variant = rng.choice(("1k", "1k", "10k"))
             ok = not error
+            ttft = rng.lognormvariate(math.log(600 if variant == "1k" else 1500), 0.3) if ok else None
             rows.append(
                 ProbeResult(
                     **base,
                     kind="performance",
                     variant=variant,
-                    ttft_ms=rng.lognormvariate(math.log(600 if variant == "1k" else 1500), 0.3) if ok else None,
+                    ttft_ms=ttft,
                     tps=rng.gauss(60, 5) if ok else None,
                     error_class=error,
+                    answer_ttft_ms=None if ttft is None else ttft * 1.8,  # a reasoning model's answer comes later
                 )
             )
         elif roll < 0.82:
@@ -98,10 +100,10 @@ def raw_counts(
     """Counters per (offering, region) and (offering, "all") summed in Python from raw rows in [start, end)."""
     out: dict[tuple[int, str], dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     fields = ("offering_id", "region", "kind", "variant", "error_class", "ttft_ms", "tps", "input_tokens",
-              "cached_tokens", "details")  # fmt: skip
+              "cached_tokens", "details", "answer_ttft_ms")  # fmt: skip
     window = ProbeResult.objects.filter(started_at__gte=start, started_at__lt=end)
-    for oid, region, kind, variant, error, ttft, tps, inp, cached, details in window.values_list(*fields):
-        counts = row_counts(kind, variant, error, ttft, tps, inp, cached, details)
+    for oid, region, kind, variant, error, ttft, tps, inp, cached, details, answer in window.values_list(*fields):
+        counts = row_counts(kind, variant, error, ttft, tps, inp, cached, details, answer_ttft_ms=answer)
         for key in ((oid, region), (oid, regionless)):
             target = out[key][kind]
             for name, value in counts.items():
