@@ -127,7 +127,11 @@ def test_rollup_metrics_match_the_raw_row_statistics(week):
     counts = window_counts(cover(start, END))[(1, "all")]
     fast = compute_from_counts(counts, PRICES[1])
     rows = ProbeResult.objects.filter(offering_id=1, started_at__gte=start, started_at__lt=END)
-    perf = [PerfRow(r.variant, r.ttft_ms, r.tps, r.error_class) for r in rows if r.kind == ProbeKind.PERFORMANCE]
+    perf = [
+        PerfRow(r.variant, r.ttft_ms, r.tps, r.error_class, r.answer_ttft_ms)
+        for r in rows
+        if r.kind == ProbeKind.PERFORMANCE
+    ]
     other = [
         DetailRow(r.kind, r.variant, r.error_class, r.input_tokens, r.cached_tokens, r.details)
         for r in rows
@@ -138,7 +142,7 @@ def test_rollup_metrics_match_the_raw_row_statistics(week):
     for name, want in slow.metrics.items():
         got = fast.metrics[name]
         assert got["n"] == want["n"], name
-        if name.startswith(("ttft", "tps", "overcount", "billed")):  # histogram quantiles: within a bucket
+        if name.startswith(("ttft", "answer_ttft", "tps", "overcount", "billed")):  # histogram quantiles: within a bucket
             for part in ("value", "lo", "hi"):
                 assert got[part] == pytest.approx(want[part], rel=2 * ALPHA), (name, part)
         elif name in (
