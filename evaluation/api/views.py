@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from evaluation import selectors
 from evaluation.api.cache import cached_json
 from evaluation.api.serializers import IncidentsQuery, LeaderboardQuery, SeriesQuery, TrendsQuery
+from evaluation.definitions import DEFINITIONS
 from evaluation.offerings_to_probe import current_catalog
 from foundation.api_errors import ApiError
 
@@ -30,6 +31,7 @@ class LeaderboardOut(serializers.Serializer[Any]):  # the documented shape; rows
     window_start = serializers.CharField(allow_null=True)
     window_end = serializers.CharField(allow_null=True)
     min_n = serializers.DictField(child=serializers.IntegerField())
+    definitions = serializers.DictField(child=serializers.CharField())  # metric -> what it means
     results = serializers.ListField(child=serializers.DictField())
 
 
@@ -103,6 +105,7 @@ class LeaderboardView(_Public):
                 "window_start": start,
                 "window_end": end,
                 "min_n": selectors.MIN_N,
+                "definitions": DEFINITIONS,
                 "results": rows,
             }
 

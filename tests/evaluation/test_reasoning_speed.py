@@ -127,6 +127,7 @@ def test_both_first_tokens_reach_the_leaderboard_api_and_the_routing_snapshot(me
     assert r1["answer_ttft_p50_status"] == "ok" and r1["answer_ttft_p50_n"] == PROBES
     assert r1["answer_ttft_p50"] > r1["ttft_p50"] * 1.2 and r1["answer_ttft_p50_ci"][0] <= r1["answer_ttft_p50"]
     assert body["min_n"]["answer_ttft_p50"] == 10
+    assert "reasoning included" in body["definitions"]["ttft_p50"] and set(body["definitions"]) >= set(body["min_n"])
     plain_id, _ = measured[PLAIN[0]]
     assert rows[plain_id]["answer_ttft_p50"] == rows[plain_id]["ttft_p50"]
     stats = build_snapshot("1h").stats["all"][str(r1_id)]
