@@ -89,9 +89,9 @@ class OfferingStats:
 
     offering_id: int
     n: int
-    ttft_p50_ms: float | None = None
+    ttft_p50_ms: float | None = None  # first token of any kind, reasoning included
     ttft_p90_ms: float | None = None
-    tps_p50: float | None = None  # output tokens per second after the first token
+    tps_p50: float | None = None  # output tokens/s while they were produced, reasoning included
     availability: float | None = None  # 0..1
     error_rate: float | None = None
     cache_hit_ratio: float | None = None
@@ -112,6 +112,8 @@ class OfferingStats:
     quality_n: int = 0  # canary tasks scored
     quality_lo: float | None = None  # lower bound of quality_score's 95% CI
     incidents: tuple[str, ...] = ()  # metrics with an open incident, e.g. ("ttft", "availability")
+    # First answer token (after any reasoning; = ttft_p50_ms for a model that does not reason).
+    answer_ttft_p50_ms: float | None = None
 
 
 _STATS_FIELDS = frozenset(OfferingStats.__dataclass_fields__)

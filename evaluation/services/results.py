@@ -23,6 +23,7 @@ def _row(job: Job, region: str, outcome: Outcome) -> ProbeResult:
         variant=outcome.variant,
         started_at=dt.datetime.fromtimestamp(outcome.started_at, tz=dt.UTC),
         ttft_ms=outcome.ttft_ms,
+        answer_ttft_ms=outcome.answer_ttft_ms,
         tps=outcome.tps,
         total_ms=outcome.total_ms,
         input_tokens=outcome.input_tokens,

@@ -71,6 +71,7 @@ def offering_stats(agg: Aggregate, incidents: tuple[str, ...] = ()) -> OfferingS
         quality_n=_n(m, "quality_score"),
         quality_lo=_value(m, "quality_score", "lo"),
         incidents=incidents,
+        answer_ttft_p50_ms=_value(m, "answer_ttft_p50"),
     )
 
 

@@ -45,8 +45,11 @@ class AnthropicDialect:
                 raise WireError("message_start without a message")
             return StreamDelta(usage=message.get("usage"))
         if kind == "content_block_delta":
-            piece = (data.get("delta") or {}).get("text")
-            return StreamDelta(text=piece if isinstance(piece, str) else "")
+            fields = data.get("delta") or {}
+            piece, thought = fields.get("text"), fields.get("thinking")  # text_delta, thinking_delta
+            return StreamDelta(
+                text=piece if isinstance(piece, str) else "", reasoning=thought if isinstance(thought, str) else ""
+            )
         if kind == "message_delta":
             reason = (data.get("delta") or {}).get("stop_reason")
             return StreamDelta(usage=data.get("usage"), finish_reason=reason)
