@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
 from catalog.models import Model, Offering, OfferingPrice, OfferingStatus, Provider
+from catalog.selectors import current_price, integrity_pending
 from contracts.catalog_file import PROVIDER_OVERRIDABLE, CatalogSpec
 from outbox.models import Topic
 from outbox.services import outbox_add
@@ -113,3 +115,31 @@ def catalog_apply(*, spec: CatalogSpec, publish: bool = True) -> CatalogDiff:
         if publish:  # the snapshot is published once this commits (publishing.drain)
             outbox_add(topic=Topic.CATALOG)
     return diff
+
+
+INTEGRITY_FIELDS = {"price": "price_probed_at", "quality": "quality_probed_at"}  # probe kind -> Offering field
+
+
+def integrity_probes_ran(*, ran: dict[tuple[int, str], dt.datetime]) -> list[int]:
+    """Record when each (offering, probe kind) integrity probe last ran; the offerings that became
+    routable by it (their last missing probe ran after their current price took effect) are returned
+    and the catalog is republished for them."""
+    flipped = []
+    with transaction.atomic():
+        ids = {offering_id for offering_id, _ in ran}
+        for offering in Offering.objects.select_for_update().filter(pk__in=ids).order_by("pk"):
+            before = integrity_pending(offering, current_price(offering))
+            changed = []
+            for kind, name in INTEGRITY_FIELDS.items():
+                at = ran.get((offering.pk, kind))
+                current = getattr(offering, name)
+                if at is not None and (current is None or at > current):
+                    setattr(offering, name, at)
+                    changed.append(name)
+            if changed:
+                offering.save(update_fields=changed)
+            if before and not integrity_pending(offering, current_price(offering)):
+                flipped.append(offering.pk)
+        if flipped:
+            outbox_add(topic=Topic.CATALOG)
+    return flipped

@@ -1,0 +1,79 @@
+"""Integrity before traffic and the least-bad candidate under overload (routing.router.candidates):
+an offering whose integrity probes have not run is not routed to while its model has a checked one,
+is served (and named in a header) when it is all the model has and the caller allows fallbacks; when
+every candidate cools down after failures the one whose cooldown ends first is tried, while a
+provider's stated rate limit is still honoured."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from contracts.keyrecord import KeyRecord
+from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from contracts.usage import Prices
+from routing.failover.health import HealthBoard
+from routing.router.candidates import Need, filtered
+from routing.router.prefs import ProviderPrefs
+from tests.waiting import ManualClock
+
+RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="t", name="k", prefix="p")
+NEED = Need(input_estimate=500, max_tokens=100, params=frozenset())
+NO_FALLBACKS = ProviderPrefs(allow_fallbacks=False)
+
+
+def offering(oid: int, provider: str, *, pending: bool = False) -> OfferingSnapshot:
+    return OfferingSnapshot(
+        offering_id=oid, model="m", provider=provider, upstream_model="u", dialect="openai", base_url="http://x",
+        usage_dialect="openai", cached_tokens_in_input=True, prices=Prices(input=1_000_000, output=2_000_000),
+        context_window=100_000, max_output=8000, integrity_pending=pending,
+    )  # fmt: skip
+
+
+def providers(pool: list[OfferingSnapshot]) -> list[str]:
+    return [o.provider for o in pool]
+
+
+def test_an_unchecked_offering_waits_for_its_integrity_probes_while_the_model_has_a_checked_one():
+    health = HealthBoard(failures_to_open=1, cooldown_s=10.0)
+    offerings = (offering(1, "new", pending=True), offering(2, "old"))
+    pool, why, dropped = filtered(offerings, RECORD, NEED, ProviderPrefs(), health)
+    assert (providers(pool), why) == (["old"], None)
+    assert [(o.provider, reason) for o, reason in dropped] == [("new", "integrity_pending")]
+    probed = (dataclasses.replace(offerings[0], integrity_pending=False), offerings[1])
+    assert providers(filtered(probed, RECORD, NEED, ProviderPrefs(), health)[0]) == ["new", "old"]
+
+
+def test_a_model_with_only_unchecked_offerings_is_served_when_the_caller_allows_fallbacks():
+    health = HealthBoard(failures_to_open=1, cooldown_s=10.0)
+    only = (offering(1, "new", pending=True),)
+    assert providers(filtered(only, RECORD, NEED, ProviderPrefs(), health)[0]) == ["new"]
+    assert filtered(only, RECORD, NEED, NO_FALLBACKS, health)[:2] == ([], "integrity_pending")
+
+
+def test_the_snapshot_carries_the_flag_and_older_documents_read_as_checked():
+    catalog = CatalogSnapshot(version=1, generated_at=0.0, offerings=(offering(1, "new", pending=True),))
+    assert CatalogSnapshot.from_json(catalog.to_json()).offerings[0].integrity_pending
+    older = catalog.to_json().replace(b',"integrity_pending":true', b"")
+    assert b"integrity_pending" not in older
+    assert not CatalogSnapshot.from_json(older).offerings[0].integrity_pending
+
+
+def test_all_cooling_down_after_failures_tries_the_one_whose_cooldown_ends_first():
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=1, cooldown_s=10.0, clock=clock)
+    offerings = (offering(1, "a"), offering(2, "b"))
+    health.failure(2)
+    clock.advance(3.0)
+    health.failure(1)  # a cools down until 13 s, b until 10 s
+    pool, why, dropped = filtered(offerings, RECORD, NEED, ProviderPrefs(), health)
+    assert (providers(pool), why) == (["b"], None)
+    assert [(o.provider, reason) for o, reason in dropped] == [("a", "cooling_down")]
+    assert filtered(offerings, RECORD, NEED, NO_FALLBACKS, health)[:2] == ([], "all_cooling_down")
+
+
+def test_a_providers_stated_rate_limit_is_still_honoured():
+    health = HealthBoard(failures_to_open=1, cooldown_s=10.0, clock=ManualClock())
+    offerings = (offering(1, "a"), offering(2, "b"))
+    for oid in (1, 2):
+        health.failure(oid, retry_after=5.0, throttled=True)
+    assert filtered(offerings, RECORD, NEED, ProviderPrefs(), health)[:2] == ([], "all_cooling_down")
