@@ -64,3 +64,48 @@ def _versus(rows: dict) -> list[str]:
         f"{ours['cost_per_m'] / base['cost_per_m'] - 1:+.0%}; load swing {swing:.0f} pp (random {base_swing:.0f} pp).",
         SEED_CLAIMS,
     ]
+
+
+VARIANT_HEADER = (
+    "variant", "router", "answered", "goodput", "tok/s", "p50 TTFT", "p90 TTFT", "billed $", "$/1M tok", "429s",
+    "lost $", "good/$",
+)  # fmt: skip
+OURS = "tokenway:balanced"
+STRONG = ("least-latency", "litellm-latency")
+
+
+def composite(row: dict[str, float], requests: int) -> float:
+    """Good answers per dollar: requests answered with their first byte within the SLO, per dollar
+    billed (over-billing included). Higher is better; a failed, slow, over-billed or dear answer lowers it."""
+    return row["goodput"] * requests / row["cost_usd"] if row["cost_usd"] else 0.0
+
+
+def variant_rows(name: str, results: list[tuple[Tally, float]]) -> list[str]:
+    lines = []
+    for tally, _ in results:
+        row = tally.row()
+        lines.append(" | ".join((
+            name, tally.name, f"{row['success']:.2%}", f"{row['goodput']:.2%}", f"{row['tok_s']:.0f}",
+            f"{row['p50'] * 1000:.0f} ms", f"{row['p90'] * 1000:.0f} ms", f"{row['cost_usd']:.2f}",
+            f"{row['cost_per_m']:.3f}", str(row["429s"]), f"{row['lost_usd']:.2f}",
+            f"{composite(row, tally.requests):.1f}",
+        )))  # fmt: skip
+    return lines
+
+
+def verdict(name: str, results: list[tuple[Tally, float]]) -> str:
+    """One line: where Tokenway balanced wins and where a strong baseline does."""
+    rows = {t.name: (t.row(), t.requests) for t, _ in results}
+    ours, n = rows[OURS]
+    notes = []
+    for base in STRONG:
+        theirs, _ = rows[base]
+        lead = composite(ours, n) / composite(theirs, n) - 1
+        better = [k for k, low in (("goodput", False), ("p50", True), ("p90", True), ("tok_s", False))
+                  if (theirs[k] < ours[k]) == low and theirs[k] != ours[k]]  # fmt: skip
+        notes.append(f"vs {base} {lead:+.1%} good/$" + (f" ({base} better on {', '.join(better)})" if better else ""))
+    return f"{name}: " + "; ".join(notes)
+
+
+def variants_header() -> list[str]:
+    return [" | ".join(VARIANT_HEADER), " | ".join("---" for _ in VARIANT_HEADER)]
