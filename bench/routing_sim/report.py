@@ -66,11 +66,9 @@ def _versus(rows: dict) -> list[str]:
     ]
 
 
-VARIANT_HEADER = (
-    "variant", "router", "answered", "goodput", "tok/s", "p50 TTFT", "p90 TTFT", "billed $", "$/1M tok", "429s",
-    "lost $", "good/$",
-)  # fmt: skip
+VARIANT_HEADER = "variant router answered goodput tok/s p50_TTFT p90_TTFT billed_$ $/1M_tok 429s lost_$ good/$"
 OURS = "tokenway:balanced"
+WHERE_BETTER = (("goodput", False), ("p50", True), ("p90", True), ("tok_s", False))  # (figure, lower is better)
 STRONG = ("least-latency", "litellm-latency")
 
 
@@ -84,12 +82,19 @@ def variant_rows(name: str, results: list[tuple[Tally, float]]) -> list[str]:
     lines = []
     for tally, _ in results:
         row = tally.row()
-        lines.append(" | ".join((
-            name, tally.name, f"{row['success']:.2%}", f"{row['goodput']:.2%}", f"{row['tok_s']:.0f}",
-            f"{row['p50'] * 1000:.0f} ms", f"{row['p90'] * 1000:.0f} ms", f"{row['cost_usd']:.2f}",
-            f"{row['cost_per_m']:.3f}", str(row["429s"]), f"{row['lost_usd']:.2f}",
+        cells = (
+            f"{row['success']:.2%}",
+            f"{row['goodput']:.2%}",
+            f"{row['tok_s']:.0f}",
+            f"{row['p50'] * 1000:.0f} ms",
+            f"{row['p90'] * 1000:.0f} ms",
+            f"{row['cost_usd']:.2f}",
+            f"{row['cost_per_m']:.3f}",
+            str(row["429s"]),
+            f"{row['lost_usd']:.2f}",
             f"{composite(row, tally.requests):.1f}",
-        )))  # fmt: skip
+        )
+        lines.append(" | ".join((name, tally.name, *cells)))
     return lines
 
 
@@ -101,11 +106,11 @@ def verdict(name: str, results: list[tuple[Tally, float]]) -> str:
     for base in STRONG:
         theirs, _ = rows[base]
         lead = composite(ours, n) / composite(theirs, n) - 1
-        better = [k for k, low in (("goodput", False), ("p50", True), ("p90", True), ("tok_s", False))
-                  if (theirs[k] < ours[k]) == low and theirs[k] != ours[k]]  # fmt: skip
+        better = [k for k, low in WHERE_BETTER if theirs[k] != ours[k] and (theirs[k] < ours[k]) == low]
         notes.append(f"vs {base} {lead:+.1%} good/$" + (f" ({base} better on {', '.join(better)})" if better else ""))
     return f"{name}: " + "; ".join(notes)
 
 
 def variants_header() -> list[str]:
-    return [" | ".join(VARIANT_HEADER), " | ".join("---" for _ in VARIANT_HEADER)]
+    names = [name.replace("_", " ") for name in VARIANT_HEADER.split()]
+    return [" | ".join(names), " | ".join("---" for _ in names)]

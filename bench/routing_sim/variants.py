@@ -73,8 +73,6 @@ VARIANTS = (
         dishonesty={"siliconflow": OVERREPORTS},
         joins={"bargain-cloud": 120.0},
     ),
-    Variant(
-        "overload", "seed 7; the requests in 100 s, limits at 50%", seed=7, duration_s=100.0, limit_scale=0.5
-    ),
+    Variant("overload", "seed 7; the requests in 100 s, limits at 50%", seed=7, duration_s=100.0, limit_scale=0.5),
 )
 BY_NAME = {v.name: v for v in VARIANTS}

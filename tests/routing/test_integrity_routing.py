@@ -22,11 +22,10 @@ NO_FALLBACKS = ProviderPrefs(allow_fallbacks=False)
 
 
 def offering(oid: int, provider: str, *, pending: bool = False) -> OfferingSnapshot:
+    prices = Prices(input=1_000_000, output=2_000_000)
     return OfferingSnapshot(
-        offering_id=oid, model="m", provider=provider, upstream_model="u", dialect="openai", base_url="http://x",
-        usage_dialect="openai", cached_tokens_in_input=True, prices=Prices(input=1_000_000, output=2_000_000),
-        context_window=100_000, max_output=8000, integrity_pending=pending,
-    )  # fmt: skip
+        oid, "m", provider, "u", "openai", "http://x", "openai", True, prices, 100_000, 8000, integrity_pending=pending
+    )
 
 
 def providers(pool: list[OfferingSnapshot]) -> list[str]:
