@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import requests
+
 from contracts.keyrecord import KeyRecord
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
 from contracts.usage import Prices
 from routing.failover.health import HealthBoard
 from routing.router.candidates import Need, filtered
 from routing.router.prefs import ProviderPrefs
+from tests.catalogs import sim_catalog
+from tests.routing.conftest import _wait_catalog
+from tests.routing.harness import publish_catalog
 from tests.waiting import ManualClock
 
 RECORD = KeyRecord(key_id=1, tenant_id=1, tenant_slug="t", name="k", prefix="p")
@@ -76,3 +81,42 @@ def test_a_providers_stated_rate_limit_is_still_honoured():
     for oid in (1, 2):
         health.failure(oid, retry_after=5.0, throttled=True)
     assert filtered(offerings, RECORD, NEED, ProviderPrefs(), health)[:2] == ([], "all_cooling_down")
+
+
+def _publish_pending(gateway, redis_client, sim, pending: set[tuple[str, str]]) -> None:
+    catalog = sim_catalog(sim.provider_url)
+    offerings = tuple(
+        dataclasses.replace(o, integrity_pending=(o.model, o.provider) in pending) for o in catalog.offerings
+    )
+    catalog = dataclasses.replace(catalog, offerings=offerings)
+    publish_catalog(redis_client, catalog)
+    _wait_catalog(gateway, catalog)
+
+
+def _chat(gateway, tenant, model: str, **body: dict[str, bool]) -> requests.Response:
+    response = requests.post(
+        f"{gateway.base_url}/v1/chat/completions",
+        json={"model": model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 8, **body},
+        headers={"authorization": f"Bearer {tenant.key}", "x-tokenway-route": "performance"},
+        timeout=20,
+    )
+    return response
+
+
+def test_through_the_gateway_unchecked_offerings_wait_and_a_models_only_one_is_served_with_a_header(
+    gateway, tenant, redis_client, sim
+):
+    checked = ("deepseek-v3.2", "volcengine")
+    others = {(o.model, o.provider) for o in gateway.gateway.catalog.by_model["deepseek-v3.2"]} - {checked}
+    _publish_pending(gateway, redis_client, sim, others | {("glm-5.1", "zhipu")})
+    for _ in range(4):  # every other DeepSeek offering is new: only the checked one is routable
+        response = _chat(gateway, tenant, "deepseek-v3.2")
+        assert response.status_code == 200, response.text
+        assert response.headers["x-tokenway-provider"] == "volcengine"
+        assert "x-tokenway-integrity" not in response.headers
+    only = _chat(gateway, tenant, "glm-5.1")  # its only offering, not probed yet: served, and said so
+    assert only.status_code == 200, only.text
+    assert only.headers["x-tokenway-integrity"] == "unverified"
+    refused = _chat(gateway, tenant, "glm-5.1", provider={"allow_fallbacks": False})
+    assert refused.status_code == 400
+    assert "integrity_pending" in refused.text
