@@ -18,6 +18,7 @@ OFFERING_OVERRIDES = PROVIDER_OVERRIDABLE  # left out (None) -> the provider's v
 OFFERING_PLAIN = (
     "upstream_model", "context_window", "max_output", "max_reasoning_tokens", "parameters", "rpm", "tpm", "status",
 )  # fmt: skip
+WHAT_IS_SERVED = ("upstream_model", "base_url", "dialect", "usage_dialect")  # a change: integrity probed again
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning")
 
 
@@ -66,6 +67,11 @@ def _apply_prices(offering: Offering, prices: dict[str, Any], label: str, diff: 
         diff.changed.append(f"{label}: price v{current.version} -> v{version} ({', '.join(changes)})")
 
 
+def _forget_integrity(offering: Offering) -> None:
+    offering.price_probed_at = offering.quality_probed_at = None
+    offering.save(update_fields=["price_probed_at", "quality_probed_at"])
+
+
 def _offering_values(data: dict[str, Any]) -> dict[str, Any]:
     values = {name: data[name] for name in OFFERING_PLAIN}
     for name in OFFERING_OVERRIDES:
@@ -109,7 +115,10 @@ def catalog_apply(*, spec: CatalogSpec, publish: bool = True) -> CatalogDiff:
         for (model_slug, provider_slug), data in spec.offerings.items():
             label = f"offering {model_slug}@{provider_slug}"
             lookup = {"model": models[model_slug], "provider": providers[provider_slug]}
+            served = Offering.objects.filter(**lookup).values(*WHAT_IS_SERVED).first()
             offering = _upsert(Offering, lookup, _offering_values(data), label, diff)
+            if served is not None and any(served[name] != getattr(offering, name) for name in WHAT_IS_SERVED):
+                _forget_integrity(offering)  # another model or endpoint behind it: its probes must run again
             _apply_prices(offering, data["prices"], label, diff)
         _retire_missing(spec, diff)
         if publish:  # the snapshot is published once this commits (publishing.drain)
@@ -124,7 +133,9 @@ def integrity_probes_ran(*, ran: dict[tuple[int, str], dt.datetime]) -> list[int
     """Record when each (offering, probe kind) integrity probe last ran; the offerings that became
     routable by it (their last missing probe ran after their current price took effect) are returned
     and the catalog is republished for them."""
-    flipped = []
+    flipped: list[int] = []
+    if not ran:
+        return flipped
     with transaction.atomic():
         ids = {offering_id for offering_id, _ in ran}
         for offering in Offering.objects.select_for_update().filter(pk__in=ids).order_by("pk"):

@@ -57,6 +57,16 @@ def test_an_offering_is_routable_once_its_integrity_probes_ran_since_its_price(r
 
     price = offering.prices.order_by("-version").first()
     assert price is not None
-    _apply(text.replace(f"input: {price.input}", f"input: {price.input * 2}", 1))
+    changed = text.replace(f"input: {price.input}", f"input: {price.input * 2}", 1)
+    _apply(changed)
     assert offering.prices.count() == 2  # a new price version
     assert _pending(redis_client)[name]  # changed: its probes must run again
+
+    later = timezone.now()
+    assert integrity_probes_ran(ran={(offering.pk, "price"): later, (offering.pk, "quality"): later}) == [offering.pk]
+    assert not _pending(redis_client)[name]
+    upstream = offering.upstream_model
+    _apply(changed.replace(f"upstream_model: {upstream}", f"upstream_model: {upstream}-v2", 1))
+    offering.refresh_from_db()
+    assert offering.upstream_model == f"{upstream}-v2"  # another model behind the same offering
+    assert _pending(redis_client)[name]
