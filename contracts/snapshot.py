@@ -42,6 +42,10 @@ class OfferingSnapshot:
     # caller's max_tokens (DeepSeek's reasoner: up to 32K); 0 = the caller's cap bounds reasoning too.
     # The hold prices it (contracts.holds.output_allowance).
     max_reasoning_tokens: int = 0
+    # Added within schema 1 (older documents lack it: False). True while the offering's integrity probes
+    # (price truth, token count, quality canary) have not run since it was added or its price changed:
+    # the gateway does not route to it unless it is all the model has (docs/routing.md).
+    integrity_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)

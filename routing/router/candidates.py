@@ -1,4 +1,11 @@
-"""Candidate offerings: those of the requested model that can serve this request at all."""
+"""Candidate offerings: those of the requested model that can serve this request at all.
+
+Two rules beyond the caller's constraints (docs/routing.md, "Integrity before traffic" and "Overload"):
+an offering whose integrity probes (price truth, token count, quality canary) have not run since it
+was added or changed is not routable, unless every candidate of the model is in that state and the
+caller allows fallbacks; and when every candidate is cooling down after failures (not for a provider's
+stated rate limit), a caller that allows fallbacks gets the least-bad one tried instead of a 503.
+"""
 
 from __future__ import annotations
 
@@ -69,6 +76,20 @@ def candidates(
     return pool, why
 
 
+def verified(offering: OfferingSnapshot) -> bool:
+    """Its integrity probes have run since it was added or changed (the catalog says so)."""
+    return not offering.integrity_pending
+
+
+def least_bad(pool: list[OfferingSnapshot], health: HealthBoard) -> list[OfferingSnapshot]:
+    """Every candidate is cooling down: the one whose cooldown ends first, unless they all cool down for
+    a provider's stated rate limit (then its Retry-After is honoured: a 429 without sending)."""
+    failing = [o for o in pool if health.rate_limited_for(o.offering_id) is None]
+    if not failing:
+        return []
+    return [min(failing, key=lambda o: (health.get(o.offering_id).open_until, o.offering_id))]
+
+
 def filtered(
     offerings: tuple[OfferingSnapshot, ...], record: KeyRecord, need: Need, prefs: ProviderPrefs, health: HealthBoard
 ) -> tuple[list[OfferingSnapshot], str | None, Dropped]:
@@ -85,5 +106,13 @@ def filtered(
     pool = _keep(pool, [within_price(o, prefs) for o in pool], "over_max_price", dropped)
     if not pool:
         return [], "over_max_price", dropped
+    checked = [verified(o) for o in pool]
+    if any(checked) or not prefs.allow_fallbacks:
+        pool = _keep(pool, checked, "integrity_pending", dropped)
+        if not pool:
+            return [], "integrity_pending", dropped
     ready = _keep(pool, [health.available(o.offering_id) for o in pool], "cooling_down", dropped)
+    if not ready and prefs.allow_fallbacks:
+        ready = least_bad(pool, health)
+        dropped[:] = [(o, why) for o, why in dropped if not (why == "cooling_down" and o in ready)]
     return ready, None if ready else "all_cooling_down", dropped
