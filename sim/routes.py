@@ -6,10 +6,10 @@ import orjson
 from aiohttp import web
 
 from sim import errors as e
-from sim.embeddings import embeddings
 from sim.control import FLEET_KEY
 from sim.dialects import anthropic_request
 from sim.dialects.registry import ANTHROPIC, OPENAI
+from sim.embeddings import embeddings
 from sim.errors import SimError
 from sim.respond import _request_id, error_response, serve
 
