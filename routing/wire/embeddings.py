@@ -10,16 +10,13 @@ from typing import Any
 from contracts.tokens import count_text_tokens
 from contracts.usage import Tokens
 from routing.http.errors import invalid_request
-from routing.wire import openai
+from routing.wire import openai, schemas
 from routing.wire.dialects import Dialect
-from routing.wire.fast_check import Checker
 from routing.wire.request import Body, RequestView
-from routing.wire.schemas.embeddings import EMBEDDINGS_REQUEST
 
 PATH = "/v1/embeddings"
 MAX_INPUTS = 2048  # OpenAI's limit on the inputs of one request
 
-CHECK = Checker(EMBEDDINGS_REQUEST)
 PARAMETER = "embeddings"  # what an embedding offering declares in the catalog, and what a call here needs
 
 
@@ -47,7 +44,7 @@ def input_tokens(value: Any) -> int:
 
 
 def view(body: Body) -> RequestView:
-    CHECK.check(body)
+    schemas.EMBEDDINGS.check(body)
     needs = {PARAMETER, "dimensions"} if "dimensions" in body else {PARAMETER}
     prefs = body.get("provider")
     return RequestView(

@@ -25,5 +25,15 @@ COUNT_TOKENS = Checker(COUNT_TOKENS_REQUEST)
 RESPONSES = Checker(RESPONSES_REQUEST)
 CHECKERS = {"/v1/chat/completions": CHAT, "/v1/messages": MESSAGES, "/v1/messages/count_tokens": COUNT_TOKENS,
             "/v1/responses": RESPONSES}  # fmt: skip
+EMBEDDINGS = Checker(EMBEDDINGS_REQUEST)
+CHECKERS["/v1/embeddings"] = EMBEDDINGS
 
-__all__ = ["BY_PATH", "CHAT_REQUEST", "CHECKERS", "COUNT_TOKENS_REQUEST", "MESSAGES_REQUEST", "RESPONSES_REQUEST"]
+__all__ = [
+    "BY_PATH",
+    "CHAT_REQUEST",
+    "CHECKERS",
+    "COUNT_TOKENS_REQUEST",
+    "EMBEDDINGS_REQUEST",
+    "MESSAGES_REQUEST",
+    "RESPONSES_REQUEST",
+]
