@@ -133,3 +133,5 @@ def test_the_sdk_against_the_simulated_provider_directly(sim):
     )  # same input, same vector (float32 in base64)
     with pytest.raises(openai.BadRequestError, match="does not support embeddings"):
         client.embeddings.create(model="gpt-4.1", input="a")
+    with pytest.raises(openai.NotFoundError, match="not a chat model"):
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
