@@ -45,6 +45,8 @@ def input_tokens(value: Any) -> int:
 
 def view(body: Body) -> RequestView:
     schemas.EMBEDDINGS.check(body)
+    if body.get("stream") not in (None, False):  # forwarded, it would ask the provider for a stream it has not
+        raise invalid_request("'stream' is not supported for embeddings: the answer comes whole.", param="stream")
     needs = {PARAMETER, "dimensions"} if "dimensions" in body else {PARAMETER}
     prefs = body.get("provider")
     return RequestView(

@@ -80,6 +80,21 @@ def test_cost_mode_and_failover_before_the_first_byte(gateway, sim, tenant):
     assert event["attempts"] == 2 and event["provider"] == "openrouter"
 
 
+def test_provider_preferences_and_modes_pick_among_embedding_offerings(gateway, sim, tenant):
+    body = {"model": MODEL, "input": "hi", "provider": {"only": ["openrouter"]}}
+    response = _post(gateway, tenant.key, body)
+    assert response.status_code == 200 and response.headers["x-tokenway-provider"] == "openrouter"
+    assert response.json()["model"] == MODEL  # the public name, whatever the provider calls it
+    assert sim_requests(sim, "openrouter", 1)[0]["json"]["model"] == f"openai/{MODEL}"
+    cheapest = requests.post(
+        f"{gateway.base_url}/v1/embeddings",
+        json={"model": MODEL, "input": "hi"},
+        timeout=20,
+        headers={"authorization": f"Bearer {tenant.key}", "x-tokenway-route": "cost"},
+    )
+    assert cheapest.status_code == 200 and cheapest.headers["x-tokenway-route"].startswith("cost")
+
+
 def test_an_embedding_call_is_held_and_refused_without_balance(gateway, redis_client):
     from tests.routing.harness import make_tenant
 
@@ -100,6 +115,7 @@ BAD = [
     ({"model": MODEL, "input": "a", "dimensions": 0}, "dimensions"),
     ({"model": MODEL, "input": "a", "dimensions": "8"}, "dimensions"),
     ({"input": "a"}, "model"),
+    ({"model": MODEL, "input": "a", "stream": True}, "stream"),
 ]
 
 
