@@ -9,7 +9,7 @@ from typing import Any
 
 from contracts.tokens import count_text_tokens
 from contracts.usage import Tokens
-from routing.http.errors import invalid_request
+from routing.http.errors import GatewayError, invalid_request
 from routing.wire import openai, schemas
 from routing.wire.dialects import Dialect
 from routing.wire.request import Body, RequestView
@@ -24,6 +24,11 @@ def _kind(item: Any) -> str:
     return "text" if isinstance(item, str) else "token" if isinstance(item, int) else "tokens"
 
 
+def _refused(message: str) -> GatewayError:
+    """A rule beyond the declared schema (routing/wire/schemas/embeddings.py), with its own code."""
+    return GatewayError(400, "invalid_input", message, param="input")
+
+
 def input_tokens(value: Any) -> int:
     """Our estimate of the input's tokens (a token array counts its length); refuses mixed or empty inputs.
     ``value`` passed the schema: a string, or a non-empty array of strings, token ids or token arrays."""
@@ -35,11 +40,11 @@ def input_tokens(value: Any) -> int:
         items = value
     kinds = {_kind(item) for item in items}
     if len(kinds) > 1:
-        raise invalid_request("'input' must be all strings, one token array or all token arrays.", param="input")
+        raise _refused("Mixed 'input': all strings, one token array or all token arrays, not a mix.")
     if len(items) > MAX_INPUTS:
-        raise invalid_request(f"'input' may hold at most {MAX_INPUTS} items, not {len(items)}.", param="input")
-    if any(item == "" for item in items):
-        raise invalid_request("'input' must not contain empty strings.", param="input")
+        raise _refused(f"Too many items in 'input': {len(items)}, at most {MAX_INPUTS}.")
+    if "" in items:
+        raise _refused(f"Empty string in 'input' at index {items.index('')}: every input needs text.")
     return sum(len(item) if isinstance(item, list) else count_text_tokens(item) for item in items)
 
 
