@@ -138,8 +138,10 @@ class Forwarder:
             )
         else:
             self._health.begin(offering.offering_id)
+        path = call.dialect.upstream_path  # an endpoint of the same dialect beside chat (embeddings)
+        url = reached.base_url.rstrip("/") + path if path else adapter.url(reached)
         return await open_attempt(
-            session, adapter.url(reached), adapter.headers(api_key, call.headers), body,
+            session, url, adapter.headers(api_key, call.headers), body,
             stream=call.view.stream, first_byte_s=self._first_byte_s(call, offering), deadline=deadline,
         )  # fmt: skip
 

@@ -16,8 +16,9 @@ from contracts.snapshot import OfferingSnapshot
 from contracts.usage import MICROS_PER_UNIT
 from routing.failover.health import HealthBoard
 from routing.router.prefs import ProviderPrefs
+from routing.wire.embeddings import PARAMETER as EMBEDDINGS
 
-ALWAYS_REQUIRED = frozenset({"tools", "vision"})  # the rest only with provider.require_parameters
+ALWAYS_REQUIRED = frozenset({"tools", "vision", "dimensions"})  # the rest only with provider.require_parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,11 @@ def fits(offering: OfferingSnapshot, need: Need, prefs: ProviderPrefs, *, clamp_
         return False
     required = need.params if prefs.require_parameters else need.params & ALWAYS_REQUIRED
     return required.issubset(offering.parameters)
+
+
+def same_endpoint(offering: OfferingSnapshot, need: Need) -> bool:
+    """An embedding offering serves only /v1/embeddings, and /v1/embeddings only embedding offerings."""
+    return (EMBEDDINGS in offering.parameters) == (EMBEDDINGS in need.params)
 
 
 def allowed(offering: OfferingSnapshot, record: KeyRecord, prefs: ProviderPrefs) -> bool:
@@ -95,7 +101,10 @@ def filtered(
 ) -> tuple[list[OfferingSnapshot], str | None, Dropped]:
     """``candidates`` plus the offerings each hard filter dropped (for the route explanation)."""
     dropped: Dropped = []
-    pool = _keep(list(offerings), [allowed(o, record, prefs) for o in offerings], "not_allowed", dropped)
+    pool = _keep(list(offerings), [same_endpoint(o, need) for o in offerings], "other_endpoint", dropped)
+    if not pool:
+        return [], "not_an_embedding_model" if EMBEDDINGS in need.params else "embedding_model", dropped
+    pool = _keep(pool, [allowed(o, record, prefs) for o in pool], "not_allowed", dropped)
     if not pool:
         return [], "provider_not_allowed", dropped
     strict = [fits(o, need, prefs) for o in pool]
