@@ -112,6 +112,11 @@ class OfferingStats:
     quality_n: int = 0  # canary tasks scored
     quality_lo: float | None = None  # lower bound of quality_score's 95% CI
     incidents: tuple[str, ...] = ()  # metrics with an open incident, e.g. ("ttft", "availability")
+    # The freshest window (15 minutes) beside the snapshot's hour: the router weighs it over the older samples.
+    recent_n: int = 0
+    recent_ttft_p50_ms: float | None = None
+    recent_tps_p50: float | None = None
+    recent_error_rate: float | None = None
 
 
 _STATS_FIELDS = frozenset(OfferingStats.__dataclass_fields__)

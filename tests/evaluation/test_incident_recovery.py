@@ -77,3 +77,18 @@ def test_a_requested_reprobe_is_sent_now_to_every_region_once_per_gap(catalog, r
     reprobe_request(client=redis_client, offering_ids=[offering.offering_id])  # a flapping breaker asks again
     assert reprobes_dispatch(client=redis_client) == 0  # within the gap: no second probe
     assert reprobes_dispatch(client=redis_client) == 0  # nothing requested: one SPOP
+
+
+@pytest.mark.django_db
+@pytest.mark.local_servers
+def test_the_snapshot_carries_the_freshest_window_beside_the_hour():
+    from evaluation.services.snapshot import build_snapshot
+
+    oid = 11
+    _probes(oid, NOW - dt.timedelta(minutes=59), 50, 500, seed=5)  # 50 minutes at 500 ms
+    _probes(oid, NOW - dt.timedelta(minutes=9), 10, 2000, seed=6)  # then 10 at 2 s
+    for window in ("1h", "15m"):
+        aggregates_refresh(window=window, prices={}, now=NOW)
+    stats = build_snapshot().stats["beijing"][str(oid)]
+    assert stats.n > stats.recent_n == 15 and stats.recent_error_rate == 0.0
+    assert stats.ttft_p50_ms < 700 and stats.recent_ttft_p50_ms > 1200  # the hour's median hides the slowdown
