@@ -33,9 +33,9 @@ def reprobe_request(*, client: redis.Redis, offering_ids: Iterable[int]) -> None
 
 
 def _popped(client: redis.Redis) -> list[int]:
-    raw = client.spop(REPROBE_REQUESTS, MAX_PER_RUN) or []
+    raw: object = client.spop(REPROBE_REQUESTS, MAX_PER_RUN)
     out = []
-    for item in raw if isinstance(raw, list) else [raw]:
+    for item in raw if isinstance(raw, list) else []:
         text = item.decode() if isinstance(item, bytes) else str(item)
         if text.isdigit():
             out.append(int(text))
