@@ -8,12 +8,12 @@ Score (lower is better), a sum of named parts, each relative to the best candida
   quality     w_quality · 10 · (best quality − quality)
   reliability 3 · (unreliability − least unreliable)  (evaluation's bound + live errors + ½ live 429s)
   flags       flag, incident and status penalties
-While a breaker is half-open (so its trial request can happen at all) and after that trial succeeded
-(live.recovered), evaluation's error record counts no worse than an unmeasured offering's and its
-availability incident adds nothing: live evidence is newer than the fault evaluation measured.
   affinity    −0.6 · expected cache hit, for the offering that holds this conversation's prefix
   load        up to 3 when the forecast load nears what is left of its rate limit (routing.limits.board)
 Candidates with an integrity flag come after all others whatever their score. docs/routing.md.
+While a breaker is half-open (so its trial request can happen at all) and after that trial succeeded
+(live.recovered), evaluation's error record counts as the prior error share (2%) and its
+availability incident adds nothing: live evidence is newer than the fault evaluation measured.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from contracts.route_explain import PARTS
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.failover.live import QUIET, Live
 from routing.state.estimates import (
+    RECOVERED_UNRELIABILITY,
     TTFT_REFERENCE_TOKENS,
-    UNMEASURED_UNRELIABILITY,
     OfferingEstimate,
     estimate_solo,
 )
@@ -68,7 +68,7 @@ def measure(s: Signals) -> Measures:
     live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
     unreliability, penalty = est.unreliability, est.flag_penalty
     if live.recovered or live.half_open:  # a half-open breaker's trial must be able to win to happen at all
-        unreliability, penalty = min(unreliability, UNMEASURED_UNRELIABILITY), penalty - est.outage_penalty
+        unreliability, penalty = min(unreliability, RECOVERED_UNRELIABILITY), penalty - est.outage_penalty
     return (
         s.expected_cost,
         live.blend_ttft(static_ttft),

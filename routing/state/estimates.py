@@ -137,9 +137,10 @@ def _quality(offering: OfferingSnapshot, truth: OfferingStats | None) -> float:
     return offering.quality * min(1.0, bound / p.PRIOR_CANARY_SHARE)
 
 
-# The error bound of an offering evaluation knows nothing about: what is left of its record once live
-# evidence (a successful half-open trial) says the faults it holds are over (routing.router.strategy).
-UNMEASURED_UNRELIABILITY = p.upper_share(None, p.PRIOR_ERROR_RATE, 0, p.K_RELIABILITY)
+# What is left of evaluation's error record once live evidence (a half-open breaker, a successful
+# trial) says the faults it holds are over: the prior error share, without the bound of a small sample
+# (the live EWMA adds what the gateway sees now). routing.router.strategy.
+RECOVERED_UNRELIABILITY = p.PRIOR_ERROR_RATE
 
 
 def fresh_first(hour: float | None, n: int, recent: float | None, recent_n: int) -> tuple[float | None, float]:
