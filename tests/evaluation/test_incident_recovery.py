@@ -6,15 +6,19 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from celery.contrib.testing.worker import start_worker
 from django.test import override_settings
+from django.utils import timezone
 
 from contracts.redis_keys import REPROBE_REQUESTS
-from evaluation.models import Incident
+from evaluation.models import Incident, ProbeResult
 from evaluation.services.aggregate import aggregates_refresh
 from evaluation.services.incidents import incidents_detect
 from evaluation.services.reprobe import reprobe_request, reprobes_dispatch
+from evaluation.services.snapshot import build_snapshot
 from tests.evaluation.conftest import find
 from tests.evaluation.seed import perf_rows, write_rows
+from tests.waiting import wait_until
 from tokenway.celery import app
 
 NOW = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)
@@ -82,7 +86,6 @@ def test_a_requested_reprobe_is_sent_now_to_every_region_once_per_gap(catalog, r
 @pytest.mark.django_db
 @pytest.mark.local_servers
 def test_the_snapshot_carries_the_freshest_window_beside_the_hour():
-    from evaluation.services.snapshot import build_snapshot
 
     oid = 11
     _probes(oid, NOW - dt.timedelta(minutes=59), 50, 500, seed=5)  # 50 minutes at 500 ms
@@ -92,3 +95,25 @@ def test_the_snapshot_carries_the_freshest_window_beside_the_hour():
     stats = build_snapshot().stats["beijing"][str(oid)]
     assert stats.n > stats.recent_n == 15 and stats.recent_error_rate == 0.0
     assert stats.ttft_p50_ms < 700 and stats.recent_ttft_p50_ms > 1200  # the hour's median hides the slowdown
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(TOKENWAY_REGIONS=["beijing"], TOKENWAY_REGION="beijing")
+def test_a_reprobe_runs_on_a_real_worker_and_reaches_the_snapshots_fresh_window(catalog, redis_client):
+    """Breaker opened (the gateway's request) -> the re-probe task -> a probe worker probes the simulated
+    provider -> the next refresh publishes the offering's freshest window."""
+    offering = find(catalog, "openai", "gpt-4.1-mini")
+    reprobe_request(client=redis_client, offering_ids=[offering.offering_id])
+    assert reprobes_dispatch(client=redis_client) == 1
+    with start_worker(app, pool="threads", concurrency=1, queues=["probes.beijing"], perform_ping_check=False):
+        wait_until(
+            lambda: ProbeResult.objects.filter(offering_id=offering.offering_id, kind="performance").exists(),
+            timeout=30,
+            message="the re-probe ran",
+        )
+    # The next refreshes, once the probe's minute is complete (windows end at a whole minute).
+    later = timezone.now() + MINUTE
+    for window in ("1h", "15m"):
+        aggregates_refresh(window=window, prices={}, now=later)
+    fresh = build_snapshot().stats["beijing"][str(offering.offering_id)]
+    assert fresh.recent_n >= 1 and fresh.recent_error_rate == 0.0 and fresh.recent_ttft_p50_ms
