@@ -118,6 +118,11 @@ class OfferingStats:
     incidents: tuple[str, ...] = ()  # metrics with an open incident, e.g. ("ttft", "availability")
     # First answer token (after any reasoning; = ttft_p50_ms for a model that does not reason).
     answer_ttft_p50_ms: float | None = None
+    # The freshest window (15 minutes) beside the snapshot's hour: the router weighs it over the older samples.
+    recent_n: int = 0
+    recent_ttft_p50_ms: float | None = None
+    recent_tps_p50: float | None = None
+    recent_error_rate: float | None = None
 
 
 _STATS_FIELDS = frozenset(OfferingStats.__dataclass_fields__)
