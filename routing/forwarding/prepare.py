@@ -9,7 +9,9 @@ import orjson
 from contracts.snapshot import OfferingSnapshot
 from routing.cache_hygiene.billing import strip_openai_messages, strip_system
 from routing.cache_hygiene.canonical import canonicalise
+from routing.http.errors import UpstreamFailure
 from routing.translate import request_a2o, request_o2a
+from routing.translate.refusal import refused
 
 Body = dict[str, Any]
 _GATEWAY_FIELDS = ("provider",)  # ours, never forwarded
@@ -75,7 +77,19 @@ def _clamp_max_tokens(body: Body, offering: OfferingSnapshot) -> Body:
     return {**body, **dict.fromkeys(over, offering.max_output)} if over else body
 
 
+class Unsupported(UpstreamFailure):
+    """Not sent: the request uses a feature this offering's dialect cannot honour (translate/refusal.py).
+    Another offering may; when none can, the caller gets a 400 naming the feature."""
+
+    def __init__(self, message: str, *, param: str, elsewhere: bool) -> None:
+        super().__init__(400, "unsupported", message, retryable=elsewhere, code="unsupported_parameter")
+        self.param = param
+
+
 def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
+    refusal = refused(caller, body, offering.dialect)
+    if refusal is not None:
+        raise Unsupported(refusal.message, param=refusal.param, elsewhere=refusal.elsewhere)
     body = _clamp_max_tokens(body, offering)
     if caller == "anthropic":
         clean = anthropic_for(body, offering)
