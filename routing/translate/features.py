@@ -182,3 +182,7 @@ def markdown() -> str:
     for row in TABLE:
         lines.append(f"| {row.caller} | `{row.field}` | {row.openai} | {row.anthropic} | {row.how} |")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
