@@ -75,7 +75,7 @@ def _chat_for_anthropic(body: Body) -> Refusal | None:
     if body.get("logit_bias"):
         return _unsupported("logit_bias", "a logit bias", "Anthropic-dialect")
     for name in ("audio", "prediction", "web_search_options"):
-        if body.get(name):
+        if body.get(name) is not None:  # {} asks for web search with its defaults
             return _unsupported(name, name.replace("_", " "), "Anthropic-dialect")
     if "audio" in (body.get("modalities") or ()):
         return _unsupported("modalities", "audio output", "Anthropic-dialect")
