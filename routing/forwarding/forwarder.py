@@ -16,7 +16,7 @@ from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
 from routing.forwarding.attempt_span import attempt as traced_attempt
 from routing.forwarding.credentials import Credentials
-from routing.forwarding.prepare import Unsupported, forward_body
+from routing.forwarding.prepare import Unsupported, forward_body, unsupported
 from routing.handoff.call import Call
 from routing.hedging.policy import Hedging, tracked
 from routing.hedging.race import HedgedRace, Outcome
@@ -109,6 +109,9 @@ class Forwarder:
     def _tracked(
         self, call: Call, deadline: float, last: OfferingSnapshot | None, offering: OfferingSnapshot
     ) -> Awaitable[Opened]:
+        refusal = unsupported(call.dialect.name, call.body, offering)
+        if refusal is not None:  # never sent: no rate-limit ticket, no trace span, no health signal
+            return _raise(refusal)
         tenant_url = call.record.byok_base_urls.get(offering.provider)
         attempt = self._attempt(call, offering, deadline, tenant_url)
         opening = tracked(self._limits, call, offering, attempt, fallback=offering is not last)
@@ -181,6 +184,10 @@ class Forwarder:
         if call.view.stream:
             return relay_stream(call, opened, send, idle_s=self._config.idle_timeout_s, deadline=deadline)
         return relay_json(call, opened, send)
+
+
+async def _raise(failure: UpstreamFailure) -> Opened:
+    raise failure
 
 
 def _final_error(failure: UpstreamFailure | None, failures: list[UpstreamFailure]) -> GatewayError:

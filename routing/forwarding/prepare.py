@@ -86,10 +86,15 @@ class Unsupported(UpstreamFailure):
         self.param = param
 
 
-def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
+def unsupported(caller: str, body: Body, offering: OfferingSnapshot) -> Unsupported | None:
+    """The failure to book, unsent, when ``offering``'s dialect cannot honour a feature of the request."""
     refusal = refused(caller, body, offering.dialect)
-    if refusal is not None:
-        raise Unsupported(refusal.message, param=refusal.param, elsewhere=refusal.elsewhere)
+    if refusal is None:
+        return None
+    return Unsupported(refusal.message, param=refusal.param, elsewhere=refusal.elsewhere)
+
+
+def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
     body = _clamp_max_tokens(body, offering)
     if caller == "anthropic":
         clean = anthropic_for(body, offering)
