@@ -301,3 +301,38 @@ def test_a_providers_own_400_is_its_message_not_its_json(claude):
         )
     message = caught.value.body["error"]["message"]
     assert "budget_tokens" in message and "{" not in message
+
+
+def test_responses_text_format_streamed_from_an_anthropic_dialect_offering_parses(oai):
+    with oai.responses.stream(
+        model="claude-sonnet-4.5",
+        input="Weather in Paris as JSON.",
+        text_format=Weather,
+        max_output_tokens=300,
+        extra_body=ONLY("anthropic"),
+    ) as stream:
+        final = stream.get_final_response()
+    assert isinstance(final.output_parsed, Weather)
+
+
+def test_anthropic_structured_output_reaches_an_openai_dialect_offering_as_response_format(claude, sim):
+    schema = Weather.model_json_schema()
+    message = claude.messages.create(
+        model="gpt-4.1-mini",
+        max_tokens=300,
+        messages=[{"role": "user", "content": "Weather in Paris as JSON."}],
+        extra_body={"output_format": {"type": "json_schema", "schema": schema}},
+    )
+    assert Weather.model_validate_json(message.content[0].text)
+    assert _last_body(sim, "openai")["response_format"]["json_schema"]["schema"] == schema
+
+
+def test_a_refusal_to_a_responses_caller_is_in_its_error_shape(oai):
+    with pytest.raises(openai.BadRequestError) as caught:
+        oai.responses.create(
+            model="claude-sonnet-4.5",
+            input="hi",
+            tools=[{"type": "function", "name": "w", "parameters": {"type": "object"}}],
+            tool_choice={"type": "function", "name": "nope"},
+        )
+    assert caught.value.param == "tool_choice" and "nope" in caught.value.message
