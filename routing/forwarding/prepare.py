@@ -101,7 +101,8 @@ def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
         if offering.dialect == "anthropic":
             clean["model"] = offering.upstream_model
             return orjson.dumps(clean)
-        return orjson.dumps(request_a2o.request(clean, upstream_model=offering.upstream_model))
+        thinks = "reasoning" in offering.parameters
+        return orjson.dumps(request_a2o.request(clean, upstream_model=offering.upstream_model, thinks=thinks))
     clean = openai_for(body, offering)
     if offering.dialect == "openai":
         clean["model"] = offering.upstream_model
@@ -109,6 +110,9 @@ def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
             clean["stream_options"] = {**(clean.get("stream_options") or {}), "include_usage": True}
         return orjson.dumps(clean)
     translated = request_o2a.request(
-        clean, upstream_model=offering.upstream_model, default_max_tokens=offering.max_output
+        clean,
+        upstream_model=offering.upstream_model,
+        default_max_tokens=offering.max_output,
+        thinks="reasoning" in offering.parameters,
     )
     return orjson.dumps(translated)

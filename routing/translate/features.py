@@ -63,7 +63,8 @@ TABLE: tuple[Feature, ...] = (
         "reasoning_effort",
         NATIVE,
         TRANSLATED,
-        "thinking {type: enabled, budget_tokens}: minimal 1024, low 2048, medium 8192, high 24576; none: off",
+        "thinking {type: enabled, budget_tokens}: minimal 1024, low 2048, medium 8192, high 24576; none: off. "
+        "Best effort: not sent to an offering that does not declare reasoning",
     ),
     _row(
         "chat",
@@ -136,7 +137,8 @@ TABLE: tuple[Feature, ...] = (
         "thinking",
         TRANSLATED,
         NATIVE,
-        "reasoning_effort: budget < 2048 low, < 16384 medium, else high; disabled: none sent",
+        "reasoning_effort: budget < 2048 low, < 16384 medium, else high; disabled: none sent. "
+        "Best effort: not sent to an offering that does not declare reasoning (the OpenAI API refuses it there)",
     ),
     _row("messages", "top_k", REFUSED, NATIVE, "chat completions has no top_k"),
     _row("messages", "stop_sequences", TRANSLATED, NATIVE, "stop"),

@@ -138,7 +138,9 @@ def _response_format(body: Body) -> Body | None:
     return {"type": "json_schema", "json_schema": {"name": "response", "schema": fmt.get("schema") or {}}}
 
 
-def request(body: Body, *, upstream_model: str) -> Body:
+def request(body: Body, *, upstream_model: str, thinks: bool = True) -> Body:
+    """``thinks``: the offering declares reasoning; a model that cannot think is not sent an effort
+    (the OpenAI API refuses ``reasoning_effort`` for such models), and answers without thinking."""
     out: Body = {"model": upstream_model, "messages": messages(body)}
     for name in _PASS:
         if name in body:
@@ -148,7 +150,7 @@ def request(body: Body, *, upstream_model: str) -> Body:
     if body.get("stop_sequences"):
         out["stop"] = body["stop_sequences"]
     _tools(out, body)
-    effort = thinking.effort_for(body.get("thinking"))
+    effort = thinking.effort_for(body.get("thinking")) if thinks else None
     if effort is not None:
         out["reasoning_effort"] = effort
     response_format = _response_format(body)

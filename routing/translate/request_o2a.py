@@ -152,7 +152,10 @@ def _tools(out: Body, body: Body) -> None:
             out["tool_choice"] = {**choice, "disable_parallel_tool_use": True}
 
 
-def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS) -> Body:
+def request(
+    body: Body, *, upstream_model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS, thinks: bool = True
+) -> Body:
+    """``thinks``: the offering declares reasoning (no thinking budget is sent to one that does not)."""
     system, messages = split(body.get("messages") or [])
     out: Body = {"model": upstream_model, "messages": messages}
     out["max_tokens"] = body.get("max_completion_tokens") or body.get("max_tokens") or default_max_tokens
@@ -167,7 +170,8 @@ def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAUL
     if stop:
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
     _tools(out, body)
-    thinking.apply(out, body)
+    if thinks:
+        thinking.apply(out, body)
     structured.apply(out, body.get("response_format"))
     if body.get("user"):
         out["metadata"] = {"user_id": body["user"]}

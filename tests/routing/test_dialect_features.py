@@ -141,6 +141,16 @@ def test_anthropic_thinking_reaches_an_openai_dialect_offering_as_reasoning_effo
     assert _last_body(sim, "openrouter")["reasoning_effort"] == "medium"
 
 
+def test_thinking_is_not_sent_to_an_offering_that_does_not_declare_reasoning(claude, sim):
+    message = claude.messages.create(
+        model="gpt-4.1-mini",
+        max_tokens=2000,
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        messages=[{"role": "user", "content": "hi"}],
+    )
+    assert message.content and "reasoning_effort" not in _last_body(sim, "openai")
+
+
 def test_reasoning_effort_reaches_an_anthropic_dialect_offering_as_thinking(oai, sim):
     completion = oai.chat.completions.create(
         model="claude-sonnet-4.5",

@@ -77,6 +77,7 @@ def _reasoning_effort() -> None:
     assert "thinking" not in to_anthropic(chat(reasoning_effort="none"))
     small = to_anthropic(chat(reasoning_effort="high", max_tokens=100))
     assert small["thinking"]["budget_tokens"] == 1024 and small["max_tokens"] == 1124
+    assert "thinking" not in request_o2a.request(chat(reasoning_effort="high"), upstream_model="u", thinks=False)
 
 
 def _reasoning_object() -> None:
@@ -181,6 +182,8 @@ def _thinking() -> None:
         out = to_openai(messages(thinking={"type": "enabled", "budget_tokens": budget}))
         assert out["reasoning_effort"] == effort
     assert "reasoning_effort" not in to_openai(messages(thinking={"type": "disabled"}))
+    body = messages(thinking={"type": "enabled", "budget_tokens": 4096})
+    assert "reasoning_effort" not in request_a2o.request(body, upstream_model="u", thinks=False)
 
 
 def _messages_top_k() -> None:
