@@ -106,6 +106,8 @@ def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
     clean = openai_for(body, offering)
     if offering.dialect == "openai":
         clean["model"] = offering.upstream_model
+        if caller == "responses" and "reasoning" not in offering.parameters:
+            clean.pop("reasoning_effort", None)  # translated from reasoning.effort: only where the model reasons
         if clean.get("stream") is True:
             clean["stream_options"] = {**(clean.get("stream_options") or {}), "include_usage": True}
         return orjson.dumps(clean)

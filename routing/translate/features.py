@@ -160,7 +160,13 @@ TABLE: tuple[Feature, ...] = (
         EMULATED,
         "response_format, then as chat (a forced tool on the Messages API)",
     ),
-    _row("responses", "reasoning.effort", TRANSLATED, TRANSLATED, "reasoning_effort, then as chat"),
+    _row(
+        "responses",
+        "reasoning.effort",
+        TRANSLATED,
+        TRANSLATED,
+        "reasoning_effort, then as chat; best effort: only to offerings that declare reasoning",
+    ),
     _row(
         "responses", "tools, tool_choice, parallel_tool_calls", TRANSLATED, TRANSLATED, "function tools, then as chat"
     ),
