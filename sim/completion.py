@@ -60,6 +60,8 @@ def _answer(prompt: Prompt, profile: Profile, draws: Draws, budget: int) -> tupl
     rate = profile.dishonesty.wrong_answer_rate if profile.dishonesty.quantized else 0.0
     solved = canary_tasks.answer(prompt.last_user_text, wrong_rate=rate, draws=draws) if prompt.last_user_text else None
     low, high = profile.output_tokens
+    if solved is None and prompt.json_schema is not None:  # as real models answer: an instance of the schema
+        solved = orjson.dumps(toolargs.sample(prompt.json_schema, draws)).decode()
     if solved is None and prompt.json_mode:
         pieces, _, _ = ANSWERS.take(draws, low + draws.below(max(1, high - low + 1)))
         solved = orjson.dumps({"answer": "".join(pieces).strip(), "ok": True}).decode()
