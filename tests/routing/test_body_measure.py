@@ -19,7 +19,7 @@ def _deep(levels: int) -> Any:
     return value
 
 
-def test_the_estimate_counts_the_estimated_fields_once():
+def test_the_estimate_counts_the_estimated_fields_once() -> None:
     tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
     messages = [{"role": "system", "content": "Rules " * 200}, {"role": "user", "content": "Which rule?"}]
     body = {"model": "m", "messages": messages, "tools": tools, "metadata": {"note": "not counted " * 50}}
@@ -32,7 +32,7 @@ def test_the_estimate_counts_the_estimated_fields_once():
 
 
 @pytest.mark.parametrize("field", ["messages", "tools", "metadata", "response_format"])
-def test_a_field_nested_too_deeply_is_refused_wherever_it_is(field):
+def test_a_field_nested_too_deeply_is_refused_wherever_it_is(field: str) -> None:
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     body[field] = _deep(MAX_NESTING + 1)
     with pytest.raises(GatewayError) as refused:
@@ -40,7 +40,7 @@ def test_a_field_nested_too_deeply_is_refused_wherever_it_is(field):
     assert refused.value.status == 400 and "nested too deeply" in refused.value.message
 
 
-def test_the_deepest_accepted_value_is_as_deep_as_before():
+def test_the_deepest_accepted_value_is_as_deep_as_before() -> None:
     # A top-level field sits one level below the body; the estimated fields keep the estimate's depth.
     assert checks.measure({"metadata": _deep(MAX_NESTING - 1)}, ()) == 0
     with pytest.raises(GatewayError):
