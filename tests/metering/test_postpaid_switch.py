@@ -59,7 +59,7 @@ def test_the_billing_api_switch_is_published_by_the_service(tenant, redis_client
 
 def test_postpaid_usage_is_billed_through_the_stripe_meter_only(tenant, redis_client):
     """ONE path: Stripe Billing from meter events. No invoice of our own can bill the same usage again."""
-    from metering import billing, schedule, tasks
+    from metering import beat, billing, tasks
     from metering.ingest import usage_ingest
     from metering.models import MeterEvent
     from metering.stripe import client as stripe_client
@@ -71,7 +71,7 @@ def test_postpaid_usage_is_billed_through_the_stripe_meter_only(tenant, redis_cl
     assert list(MeterEvent.objects.values_list("identifier", "customer_id", "value")) == [
         ("req_metered", "cus_one_path", 5_200)
     ]
-    tasks_scheduled = {entry["task"] for entry in schedule.BEAT_SCHEDULE.values()}
+    tasks_scheduled = {entry["task"] for entry in beat.BEAT_SCHEDULE.values()}
     assert "metering.tasks.stripe_meter_push" in tasks_scheduled
     assert not [name for name in tasks_scheduled if "invoice" in name]
     for module in (billing, stripe_client, tasks):
