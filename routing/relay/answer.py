@@ -28,7 +28,7 @@ from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicTo
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.upstream.attempt import ATTEMPT_ERRORS, Opened
-from routing.upstream.reads import BufferedReads
+from routing.upstream.reads import BufferedReads, release_at_end
 
 log = logging.getLogger("routing.relay.answer")
 
@@ -128,7 +128,7 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
         raise
     finally:
         if converter.done:
-            opened.response.release()
+            release_at_end(opened.response)  # kept alive for the next request once its body ends
         else:
             opened.response.close()
     await _finish(call, converter, send)
@@ -137,16 +137,26 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
 async def _pump(
     call: Call, opened: Opened, converter: StreamConverter, send: Send, *, idle_s: float, deadline: float
 ) -> None:
-    """Forward until the upstream's terminal event or EOF. One timer for the whole stream, moved
-    forward at most every ``TIMER_SLACK_S``: the idle gap is enforced within that slack, and the
-    deadline exactly, without a timer allocation per chunk."""
+    """Forward until the upstream's terminal event or EOF: from the upstream's read callback under uvicorn
+    (routing.relay.raw), else by this task. One timer for the whole stream, moved forward at most every
+    ``TIMER_SLACK_S``: the idle gap is enforced within that slack, and the deadline exactly, without a
+    timer allocation per chunk."""
     chunk, opened.first = opened.first, b""  # the stream's frame holds no read while it waits for the next
     # Counted per chunk: reasoning no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its
     # catalog cap would otherwise run on past what its hold priced, and the provider bills every token of it.
     cutoff = cutoff_tokens(call.output_allowance())
-    out = raw_out(send)
-    if out is not None:  # forwarded from the upstream's read callback (routing.relay.raw)
-        pump = RawPump(call, converter, out, cutoff=cutoff, idle_s=idle_s, deadline=deadline)
+    raw = raw_out(send)
+    if raw is not None:  # forwarded from the upstream's read callback (routing.relay.raw)
+        pump = RawPump(
+            call,
+            converter,
+            raw,
+            observe=call.facts.observe,
+            counted=call.tracker.output_estimate,
+            cutoff=cutoff,
+            idle_s=idle_s,
+            deadline=deadline,
+        )
         if await pump.run(opened.response.content, chunk):
             return
     splitter = SseSplitter()

@@ -23,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from routing.handoff.call import Call
 from routing.http.raw_out import RawOut
 from routing.http.sse import SseEvent, SseSplitter
 from routing.translate.stream_base import StreamConverter
@@ -36,23 +35,55 @@ class OutputAllowancePassed(Exception):
     """The stream's output passed what its hold priced: the gateway ends it (end state hold_exhausted)."""
 
 
+class Delivery(Protocol):
+    delivered: bool  # set once bytes reached the caller (routing.handoff.call.Call)
+
+
 class RawPump:
     """The sink of one hooked upstream body (``data``, ``eof``, ``error`` run in aiohttp's callbacks)."""
 
     __slots__ = (
-        "_call", "_converter", "_counted", "_cutoff", "_deadline_at", "_feed", "_idle_s", "_loop",
-        "_observe", "_out", "_split", "_timer", "_upstream", "_waiter", "failure", "finished", "last", "paused",
-    )  # fmt: skip
+        "_call",
+        "_converter",
+        "_counted",
+        "_cutoff",
+        "_deadline_at",
+        "_feed",
+        "_idle_s",
+        "_loop",
+        "_observe",
+        "_out",
+        "_split",
+        "_timer",
+        "_upstream",
+        "_waiter",
+        "failure",
+        "finished",
+        "last",
+        "paused",
+    )
 
     def __init__(
-        self, call: Call, converter: StreamConverter, out: RawOut, *, cutoff: int, idle_s: float, deadline: float
+        self,
+        call: Delivery,
+        converter: StreamConverter,
+        out: RawOut,
+        *,
+        observe: Callable[[list[SseEvent]], None],
+        counted: Callable[[], int],
+        cutoff: int,
+        idle_s: float,
+        deadline: float,
     ) -> None:
+        """``observe``: the answer facts' (routing.usage.answer_facts); ``counted``: the output counted so
+        far (the usage tracker's estimate), checked against ``cutoff`` per read; ``deadline`` in
+        ``time.monotonic()``."""
         loop = self._loop = asyncio.get_running_loop()
         self._call, self._converter, self._out, self._cutoff, self._idle_s = call, converter, out, cutoff, idle_s
         self._split: Callable[[bytes], list[SseEvent]] = SseSplitter().feed
-        self._observe = call.facts.observe
+        self._observe = observe
         self._feed = converter.feed
-        self._counted = call.tracker.output_estimate
+        self._counted = counted
         self._deadline_at = loop.time() + (deadline - time.monotonic())
         self._timer: asyncio.TimerHandle | None = None
         self._upstream: Any = None

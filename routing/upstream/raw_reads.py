@@ -72,10 +72,10 @@ def hook(content: aiohttp.StreamReader, sink: Sink) -> Any | None:
 def unhook(content: aiohttp.StreamReader, token: Any) -> None:
     """The reader is aiohttp's again (no-op when it is not hooked)."""
     if type(content) is _Hooked:
-        content.__class__ = aiohttp.StreamReader
+        content.__class__ = aiohttp.StreamReader  # type: ignore[assignment]  # narrowed by the check above
         content._timer = token
 
 
 def transport_of(content: aiohttp.StreamReader) -> Any:
     """The upstream connection's transport (paused and resumed by the relay for backpressure)."""
-    return content._protocol.transport  # type: ignore[attr-defined]
+    return content._protocol.transport
