@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import ipaddress
 import queue
 import socket
 import ssl
@@ -36,6 +37,7 @@ from routing.http.raw_out import raw_out
 from routing.relay.raw import RawPump
 from routing.translate.stream_openai import OpenAIPassthrough
 from routing.upstream.attempt import open_attempt
+from routing.upstream.raw_reads import hook
 from routing.upstream.reads import release_at_end
 from routing.usage.answer_facts import AnswerFacts
 from routing.usage.tracker import UsageTracker
@@ -172,9 +174,15 @@ class Relay:
         out = raw_out(send)
         assert out is not None, "uvicorn's httptools cycle: the raw writer applies"
         pump = RawPump(
-            Delivered(), converter, out, observe=AnswerFacts().observe, counted=tracker.output_estimate,
-            cutoff=10**9, idle_s=self.idle_s, deadline=deadline,
-        )  # fmt: skip
+            Delivered(),
+            converter,
+            out,
+            observe=AnswerFacts().observe,
+            counted=tracker.output_estimate,
+            cutoff=10**9,
+            idle_s=self.idle_s,
+            deadline=deadline,
+        )
         try:
             assert await pump.run(opened.response.content, opened.first), "a fresh stream is hooked"
             outcome = "done" if converter.done else "eof"
@@ -246,12 +254,19 @@ def _tls_contexts(tmp: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(__import__("ipaddress").ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(
@@ -367,14 +382,23 @@ def test_idle_upstream_times_out(pair: tuple[Upstream, Relay, ServerThread]) -> 
     upstream.actions.put("half-close")
 
 
+class RawPumpless:
+    def data(self, chunk: bytes) -> None:
+        raise AssertionError("not hooked")
+
+    def eof(self) -> None:
+        raise AssertionError("not hooked")
+
+    def error(self, exc: BaseException) -> None:
+        raise AssertionError("not hooked")
+
+
 def test_no_hook_for_a_reader_with_buffered_bytes() -> None:
     async def check() -> None:
         loop = asyncio.get_running_loop()
         protocol = aiohttp.client_proto.ResponseHandler(loop)
         content = aiohttp.StreamReader(protocol, 2**16, loop=loop)
-        content.feed_data(b"data: x\n\n")
-        from routing.upstream.raw_reads import hook
-
-        assert hook(content, None) is None  # type: ignore[arg-type]
+        content.feed_data(b"data: x\n\n")  # bytes a reader buffered are read the usual way
+        assert hook(content, RawPumpless()) is None
 
     asyncio.run(check())
