@@ -309,7 +309,8 @@ def test_chunked_stream_is_forwarded_read_by_read_and_the_connection_reused(
         body = caller.read_to_end()
         caller.close()
         assert body == b"".join(token(i) for i in range(6)) + DONE + b"data: [END]\n\n"  # usage not asked for
-        assert poll_until(lambda stream=stream: len(relay.outcomes) == stream + 1, timeout=WAIT_S)
+        wanted = stream + 1
+        assert poll_until(lambda: len(relay.outcomes) == wanted, timeout=WAIT_S)  # noqa: B023
         assert relay.outcomes[-1] == "done"
         assert relay.trackers[-1].provider_usage["completion_tokens"] == 5  # the provider's usage, taken as it passed
         assert relay.trackers[-1].ascii_chars == 6 * 3  # and the delivered text, counted ("t0 " ... "t5 ")
