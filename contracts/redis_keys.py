@@ -32,6 +32,11 @@ STATS_SNAPSHOT = f"{PREFIX}snapshot:stats"  # JSON StatsSnapshot
 STATS_VERSION = f"{PREFIX}snapshot:stats:version"
 SNAPSHOT_CHANNEL = f"{PREFIX}snapshot:changed"  # message: "catalog" or "stats"
 
+# --- On-demand re-probes (gateway and incidents -> evaluation) ------------------------
+# SET of offering ids to probe again now: the gateway adds one when its breaker opens, evaluation when an
+# incident opens or closes; evaluation's re-probe task pops them (evaluation.services.reprobe).
+REPROBE_REQUESTS = f"{PREFIX}eval:reprobe"
+
 # --- Restart detection ------------------------------------------------------------
 # Set by the platform once keys, catalog, stats and balances are published (a random id).
 # Gone while the gateway saw it before: Redis restarted without its data. Gateways keep

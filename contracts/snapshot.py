@@ -42,6 +42,10 @@ class OfferingSnapshot:
     # caller's max_tokens (DeepSeek's reasoner: up to 32K); 0 = the caller's cap bounds reasoning too.
     # The hold prices it (contracts.holds.output_allowance).
     max_reasoning_tokens: int = 0
+    # Added within schema 1 (older documents lack it: False). True while the offering's integrity probes
+    # (price truth, token count, quality canary) have not run since it was added or its price changed:
+    # the gateway does not route to it unless it is all the model has (docs/routing.md).
+    integrity_pending: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +93,9 @@ class OfferingStats:
 
     offering_id: int
     n: int
-    ttft_p50_ms: float | None = None
+    ttft_p50_ms: float | None = None  # first token of any kind, reasoning included
     ttft_p90_ms: float | None = None
-    tps_p50: float | None = None  # output tokens per second after the first token
+    tps_p50: float | None = None  # output tokens/s while they were produced, reasoning included
     availability: float | None = None  # 0..1
     error_rate: float | None = None
     cache_hit_ratio: float | None = None
@@ -112,6 +116,13 @@ class OfferingStats:
     quality_n: int = 0  # canary tasks scored
     quality_lo: float | None = None  # lower bound of quality_score's 95% CI
     incidents: tuple[str, ...] = ()  # metrics with an open incident, e.g. ("ttft", "availability")
+    # First answer token (after any reasoning; = ttft_p50_ms for a model that does not reason).
+    answer_ttft_p50_ms: float | None = None
+    # The freshest window (15 minutes) beside the snapshot's hour: the router weighs it over the older samples.
+    recent_n: int = 0
+    recent_ttft_p50_ms: float | None = None
+    recent_tps_p50: float | None = None
+    recent_error_rate: float | None = None
 
 
 _STATS_FIELDS = frozenset(OfferingStats.__dataclass_fields__)

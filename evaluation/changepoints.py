@@ -47,6 +47,14 @@ def baseline_from_metrics(metric: str, metrics: dict[str, Any]) -> Baseline | No
     return None if available is None else Baseline(0.0, 0.0, p0=1.0 - available)
 
 
+def baseline_of_incident(metric: str, recorded: float, details: dict[str, Any]) -> Baseline:
+    """The baseline an incident was opened against: it is closed against that, not the current 24 h
+    aggregate, which a young offering's slow samples may have absorbed (it would close while still slow)."""
+    if metric == "availability":
+        return Baseline(0.0, 0.0, p0=recorded)
+    return Baseline(recorded, float(details.get("sigma") or 0.0))
+
+
 def transform(metric: str, raw: float | bool) -> float:
     return math.log(max(float(raw), 1e-3)) if metric == "ttft" else float(raw)
 

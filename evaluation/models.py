@@ -35,8 +35,8 @@ class ProbeResult(models.Model):
     kind = models.CharField(max_length=16, choices=ProbeKind.choices)
     variant = models.CharField(max_length=32, blank=True)  # "1k", "10k", "plain", "billing", "stripped", task name
     started_at = models.DateTimeField()
-    ttft_ms = models.FloatField(null=True)
-    tps = models.FloatField(null=True)  # output tokens/s after the first chunk
+    ttft_ms = models.FloatField(null=True)  # first token of any kind, reasoning included (probes/speed.py)
+    tps = models.FloatField(null=True)  # output tokens/s while they were produced, reasoning included
     total_ms = models.FloatField(null=True)
     input_tokens = models.IntegerField(null=True)  # as reported, cache reads included
     output_tokens = models.IntegerField(null=True)
@@ -44,6 +44,9 @@ class ProbeResult(models.Model):
     error_class = models.CharField(max_length=16, choices=ErrorClass.choices, blank=True)
     http_status = models.IntegerField(null=True)
     details = models.JSONField(default=dict)
+    # First answer token, after any reasoning (equals ttft_ms for a model that does not reason). Rows
+    # written before it existed have none.
+    answer_ttft_ms = models.FloatField(null=True)
 
     class Meta:
         indexes = [

@@ -12,6 +12,8 @@ from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
 from foundation.redis_client import get_redis
 from publishing.catalog_snapshot import build_catalog_snapshot
 
+EMBEDDINGS = "embeddings"  # an embedding offering's parameter (docs/catalog-format.md)
+
 
 def catalog_from_db() -> CatalogSnapshot:
     """The snapshot the platform would publish, built now (version 0: not published)."""
@@ -26,5 +28,6 @@ def current_catalog() -> CatalogSnapshot:
 
 
 def probed_offerings(catalog: CatalogSnapshot) -> dict[int, OfferingSnapshot]:
-    """Active and degraded offerings are probed (degraded ones must be able to recover); disabled are not."""
-    return {o.offering_id: o for o in catalog.offerings if o.status != "disabled"}
+    """Active and degraded offerings are probed (degraded ones must be able to recover); disabled are not,
+    nor embedding offerings: every probe is a chat call, which they do not serve (no embedding probes yet)."""
+    return {o.offering_id: o for o in catalog.offerings if o.status != "disabled" and EMBEDDINGS not in o.parameters}

@@ -18,6 +18,7 @@ from evaluation.offerings_to_probe import current_catalog, probed_offerings
 from evaluation.runner import Job, run_jobs
 from evaluation.services.dispatch import PROBE_BATCH_TASK, probes_dispatch, queue_for
 from evaluation.services.refresh import stats_refresh
+from evaluation.services.reprobe import reprobes_dispatch
 from evaluation.services.results import probe_results_save
 from evaluation.services.retention import probe_results_prune
 from foundation.redis_client import get_redis
@@ -39,6 +40,11 @@ def _stop_probing(**_: object) -> None:
 @shared_task(name="evaluation.probes_dispatch", ignore_result=True)
 def probes_dispatch_task() -> int:
     return probes_dispatch()
+
+
+@shared_task(name="evaluation.reprobes_dispatch", ignore_result=True)
+def reprobes_dispatch_task() -> int:
+    return reprobes_dispatch(client=get_redis())
 
 
 def _misrouted(task: Task[..., object], region: str) -> bool:

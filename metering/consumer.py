@@ -28,11 +28,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 from contracts.redis_keys import USAGE_GROUP, usage_shard_count_from_env, usage_streams
 from contracts.usage import UsageEvent
 from foundation.env import env_int
+from metering.console_push import ingest_followup
 from metering.crash import crash_point
 from metering.dead_letters import DEAD_LETTER_STREAM, UNBOOKABLE, Unbookable, dead_letters_add, error_text
 from metering.ingest import IngestResult, event_parse, usage_ingest
 from metering.ingest_traces import consumer_tracer, traced_batch, traced_ingest
-from metering.live import ingest_followup
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer

@@ -346,7 +346,7 @@ class ProviderInvoiceLine(models.Model):
 
     Imported by ``manage.py import_provider_invoice``; a re-import of the same (provider, day, model) replaces
     the line (providers revise exports). What it means for the books is a ledger journal
-    (``metering.invoices``); this row is what reconciliation compares with our usage records.
+    (``metering.provider_invoices``); this row is what reconciliation compares with our usage records.
     """
 
     provider = models.CharField(max_length=63)  # the provider's slug

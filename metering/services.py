@@ -14,8 +14,8 @@ from django.utils import timezone
 from metering.available import tenant_available_adjust
 from metering.available import tenant_available_ensure as tenant_available_ensure  # re-exported: a public entry
 from metering.available import tenant_spendable_micros as tenant_spendable_micros  # re-exported: callers read it
+from metering.console_push import tenant_push
 from metering.ledger import JournalSpec, journals_post, tenant_account_balance
-from metering.live import tenant_push
 from metering.models import AccountKind, SpendAlert
 from metering.spend_counters import month_spend_counters_ensure as month_spend_counters_ensure  # re-exported
 from tenants.models import Tenant

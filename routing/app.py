@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from contracts.tracing import TraceSettings, make_provider
 from routing.gateway import Gateway
-from routing.handlers import completions, count_tokens, health, models, responses, unexpected
+from routing.handlers import completions, count_tokens, embeddings, health, models, responses, unexpected, unserved
 from routing.handlers.intake import new_request_id, send_error
 from routing.http.asgi_io import MAX_HEADER_BYTES, ASGIApp, Receive, Scope, Send, StatusSeen, headers_too_large, respond
 from routing.http.errors import GatewayError
@@ -77,6 +77,8 @@ def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> A
         return responses.serve(gateway, scope, receive, send)
     elif method == "GET" and path == responses.PATH:
         return responses.refuse_get(send)
+    elif method == "POST" and path == embeddings.PATH:
+        return embeddings.serve(gateway, scope, receive, send)
     elif method == "POST" and path == "/v1/messages/count_tokens":
         return count_tokens.serve(gateway, scope, receive, send)
     elif method == "GET" and (path == models.PREFIX or path.startswith(models.PREFIX + "/")):
@@ -86,10 +88,7 @@ def _dispatch(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> A
     elif method == "HEAD" and path in _HEAD_PROBES:
         return respond(send, 200, b"", [])
     else:
-        dialect = ANTHROPIC if path.startswith("/v1/messages") else OPENAI
-        return send_error(
-            send, dialect, GatewayError(404, "not_found", f"No route for {method} {path}."), new_request_id()
-        )
+        return unserved.refuse(method, path, send)
 
 
 async def _observed(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from contracts.tokens import count_text_tokens
-from sim import directed, tasks, toolargs
+from sim import canary_tasks, directed, toolargs
 from sim.content import ANSWERS, THOUGHTS, split_text
 from sim.draws import Draws
 from sim.profiles import Profile
@@ -58,8 +58,10 @@ def _tool_call(prompt: Prompt, draws: Draws, id_prefix: str) -> ToolCall:
 def _answer(prompt: Prompt, profile: Profile, draws: Draws, budget: int) -> tuple[list[str], int, bool]:
     """Pieces, their token count, and whether ``budget`` cut them."""
     rate = profile.dishonesty.wrong_answer_rate if profile.dishonesty.quantized else 0.0
-    solved = tasks.answer(prompt.last_user_text, wrong_rate=rate, draws=draws) if prompt.last_user_text else None
+    solved = canary_tasks.answer(prompt.last_user_text, wrong_rate=rate, draws=draws) if prompt.last_user_text else None
     low, high = profile.output_tokens
+    if solved is None and prompt.json_schema is not None:  # as real models answer: an instance of the schema
+        solved = orjson.dumps(toolargs.sample(prompt.json_schema, draws)).decode()
     if solved is None and prompt.json_mode:
         pieces, _, _ = ANSWERS.take(draws, low + draws.below(max(1, high - low + 1)))
         solved = orjson.dumps({"answer": "".join(pieces).strip(), "ok": True}).decode()

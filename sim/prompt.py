@@ -42,6 +42,7 @@ class Prompt:
     tools: list[ToolSpec] = field(default_factory=list)
     tool_choice: str = "auto"  # auto | none | required | <tool name>
     json_mode: bool = False
+    json_schema: dict[str, Any] | None = None  # response_format json_schema: the answer is an instance of it
     max_tokens: int | None = None
     stream: bool = False
     reasoning: bool | None = None  # None: the profile decides

@@ -93,6 +93,13 @@ def _offering(provider: Provider, model: str, dialect: Dialect) -> Offering:
     return offering
 
 
+def _check_chat(offering: Offering, model: str) -> None:
+    """An embedding model is refused on the chat endpoints, as OpenAI refuses it."""
+    if "embeddings" in offering.spec.parameters:
+        message = f"This is not a chat model and thus not supported in this endpoint: `{model}` serves /v1/embeddings."
+        raise SimError(e.NOT_FOUND, message, param="model")
+
+
 def _check_size(offering: Offering, prompt: Prompt, dialect: Dialect) -> None:
     window = offering.spec.context_window
     if prompt.tokens > window:
@@ -219,6 +226,7 @@ async def serve(fleet: Fleet, dialect: Dialect, request: web.Request) -> web.Str
         model, prompt = dialect.parse(body)
         offering = _offering(provider, model, dialect)
         offering.counters["requests"] += 1
+        _check_chat(offering, model)
         _check_size(offering, prompt, dialect)
         draws = fleet.draws_for(offering, raw)
         limits = _admit(fleet, provider, offering, prompt)

@@ -1,4 +1,4 @@
-"""Provider endpoints: /<provider>/v1/chat/completions, /messages, /messages/count_tokens, /models."""
+"""Provider endpoints: /<provider>/v1/chat/completions, /messages, /messages/count_tokens, /embeddings, /models."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from sim import errors as e
 from sim.control import FLEET_KEY
 from sim.dialects import anthropic_request
 from sim.dialects.registry import ANTHROPIC, OPENAI
+from sim.embeddings import embeddings
 from sim.errors import SimError
 from sim.respond import _request_id, error_response, serve
 
@@ -76,4 +77,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/{provider}/v1/chat/completions", chat_completions)
     app.router.add_post("/{provider}/v1/messages", messages)
     app.router.add_post("/{provider}/v1/messages/count_tokens", count_tokens)
+    app.router.add_post("/{provider}/v1/embeddings", embeddings)
     app.router.add_get("/{provider}/v1/models", models)

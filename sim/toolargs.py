@@ -12,6 +12,12 @@ _WORDS = ("Paris", "Beijing", "report.txt", "celsius", "hello world", "main", "S
 def sample(schema: Any, draws: Draws, depth: int = 0) -> Any:
     if not isinstance(schema, dict) or depth > 4:
         return None
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(branches, list) and branches:  # pydantic's Optional[...]: the first branch that is not null
+        chosen = next((b for b in branches if isinstance(b, dict) and b.get("type") != "null"), branches[0])
+        return sample(chosen, draws, depth)
+    if "const" in schema:
+        return schema["const"]
     if schema.get("enum"):
         return schema["enum"][draws.below(len(schema["enum"]))]
     kind = schema.get("type", "object")

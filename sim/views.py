@@ -42,6 +42,7 @@ def offering_view(fleet: Fleet, offering: Offering) -> dict[str, Any]:
         "incidents": [dataclasses.asdict(item) for item in profile.incidents],
         "active_incidents": [dataclasses.asdict(item) for item in active_incidents(profile, fleet.clock)],
         "reasoning": profile.reasoning,
+        "reasoning_field": profile.reasoning_field,  # None: hidden, only counted in the usage
         "output_tokens": list(profile.output_tokens),
         "counters": dict(offering.counters),
     }

@@ -1,9 +1,10 @@
 """``python -m bench.routing_sim``: the routing simulation (docs/routing.md, "Routing simulation").
 
-Replays the same request mix under each router against the simulated fleet in virtual time, at
-two loads, prints one table per load and the comparison with the seed article's claims; then (with
-REDIS_URL set, unless --no-http) a smaller replay over real HTTP through the gateway and the fleet
-to cross-check the virtual replay's figures for Tokenway balanced.
+Replays each workload variant (bench/routing_sim/variants.py) under every router against the
+simulated fleet in virtual time and prints one table: open-loop goodput, tokens/s delivered, p50/p90
+time to first byte, cost, upstream 429s, money lost, and the composite (good answers per dollar); then
+(with REDIS_URL set and --http) a smaller replay over real HTTP through the gateway and the fleet to
+cross-check the virtual replay's figures for Tokenway balanced.
 """
 
 from __future__ import annotations
@@ -14,36 +15,39 @@ import sys
 import time
 
 from bench.routing_sim import report, workload
-from bench.routing_sim.run import ROUTERS, compare
+from bench.routing_sim.run import compare
+from bench.routing_sim.variants import VARIANTS
 
 COMMAND = ".venv/bin/python -m bench.routing_sim"
-LOADS = {"normal": 600.0, "overload": 200.0}  # seconds the requests arrive over
+ROUTERS = ("random", "least-latency", "litellm-latency", "tokenway:balanced")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--loads", default=",".join(LOADS), help="normal,overload")
+    parser.add_argument("--requests", type=int, default=5_000, help="per variant")
+    parser.add_argument("--variants", default="", help="comma-separated names (default: all)")
     parser.add_argument("--http-requests", type=int, default=400)
-    parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--http", action="store_true", help="also the real-HTTP cross-check (needs REDIS_URL)")
     args, _ = parser.parse_known_args(argv)
     started = time.monotonic()
-    for load in args.loads.split(","):
-        duration = LOADS[load]
-        requests = workload.build(args.requests, seed=args.seed, duration_s=duration)
-        results = compare(requests, ROUTERS, seed=args.seed)
-        print(report.table(results, requests, load=load, duration_s=duration, command=_command(args)))
-    if not args.no_http and os.environ.get("REDIS_URL"):
+    chosen = [v for v in VARIANTS if not args.variants or v.name in args.variants.split(",")]
+    lines, verdicts = report.variants_header(), []
+    for variant in chosen:
+        requests = workload.build(args.requests, seed=variant.seed, duration_s=variant.duration_s, share=variant.share)
+        results = compare(requests, ROUTERS, variant=variant)
+        lines += report.variant_rows(variant.name, results)
+        verdicts.append(report.verdict(variant.name, results))
+        print(lines[-1], file=sys.stderr)
+    print(f"routing simulation: {args.requests:,} requests per variant, virtual time, no HTTP")
+    print("\n".join(lines))
+    print()
+    print("\n".join(verdicts))
+    print(f"reproduce: {COMMAND} --requests {args.requests}   ({time.monotonic() - started:.0f} s)")
+    if args.http and os.environ.get("REDIS_URL"):
         from bench.routing_sim import http_check
 
-        print(http_check.run(args.http_requests, seed=args.seed))
-    print(f"(routing simulation: {time.monotonic() - started:.0f} s)")
+        print(http_check.run(args.http_requests, seed=1))
     return 0
-
-
-def _command(args: argparse.Namespace) -> str:
-    return f"{COMMAND} --requests {args.requests} --seed {args.seed}"
 
 
 if __name__ == "__main__":

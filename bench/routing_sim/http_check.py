@@ -236,7 +236,7 @@ def _report(n: int, virtual, seen: Seen, truth: tuple[int, int, int]) -> str:
             f"cache hit (input tokens, fleet's truth) | {row['cache']:.1%} | {cache_read / max(1, prompt_tokens):.1%}",
             f"cache hit reported to the client | - | {seen.cached / max(1, seen.prompt_tokens):.1%}",
             f"served by | {top_virtual} | {top_http}",
-            "reproduce: .venv/bin/python -m bench.routing_sim --loads normal --http-requests " + str(n),
+            "reproduce: .venv/bin/python -m bench.routing_sim --variants documented --http --http-requests " + str(n),
             "",
         )
     )

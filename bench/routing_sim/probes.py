@@ -2,36 +2,86 @@
 workers and ``stats_refresh`` (the Django pipeline is not in this loop; its estimators are tested
 elsewhere). Every ``PROBE_EVERY_S`` each offering gets ``PER_ROUND`` performance probes at ~1k and
 ~10k input tokens (the simulator's timing and network draws at that instant, incidents and drift
-included) over a one-hour window; the integrity probes run at start-up: price truth (reported vs
-counted tokens, billed vs published cost) and canaries (a quantized model's wrong answers).
+included) over a one-hour window. Integrity probes are simulated requests too, run once per
+offering when it enters the catalog (before the replay's traffic for the starting fleet; on arrival
+for one that joins later): price truth sends ``PRICE_PROBES`` requests and compares the usage the
+offering reports and the invoice it sends with the tokens counted and the published price; canaries
+ask ``CANARIES`` checkable questions and grade the answers. The flags come from those outcomes only,
+never from the fleet's configuration; until they are in, the offering is ``integrity_pending``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 
 from bench.routing_sim.world import REGION, World
-from contracts.snapshot import OfferingSnapshot, OfferingStats, StatsSnapshot
+from contracts.snapshot import CatalogSnapshot, OfferingSnapshot, OfferingStats, StatsSnapshot
+from sim import completion
 from sim.draws import Draws, mix64, stable_hash
 from sim.fleet import Offering
 from sim.perf import active_incidents, draw_timing
+from sim.prompt import Prompt, Segment
+from sim.usage import SimUsage
 
 PROBE_EVERY_S = 300.0  # performance probes per offering per region (evaluation's default interval)
 PER_ROUND = 2
 WINDOW_S = 3600.0
 FLAG_FROM = 1.05  # reported/counted or billed/published above this: an integrity flag
 CANARIES = 20
+QUALITY_FLAG_BELOW = 0.9  # canaries answered right below this share: degraded_quality
+PRICE_PROBES = 3
+CANARY_QUESTIONS = tuple(f"What is {a} + {b}?" for a, b in ((17, 25), (303, 29), (41, 58), (1200, 34), (7, 96)))
+
+
+INTEGRITY_S = 60.0  # from an offering's arrival to its last integrity probe's outcome
 
 
 class Evaluation:
-    def __init__(self, world: World, offerings: list[OfferingSnapshot]) -> None:
+    """``joins``: provider -> virtual second its offerings enter the catalog (the rest are there from
+    the start, their integrity probes run before the traffic)."""
+
+    def __init__(self, world: World, offerings: list[OfferingSnapshot], joins: dict[str, float] | None = None) -> None:
         self.world = world
-        self.offerings = offerings
+        self.all = offerings
+        self.joins = {o.offering_id: (joins or {}).get(o.provider, -INTEGRITY_S) for o in offerings}
         self.samples: dict[int, list[tuple[float, float | None, float | None, float | None]]] = {}
-        self.integrity = {o.offering_id: self._integrity(o) for o in offerings}
+        self.integrity: dict[int, dict[str, object]] = {}
         self.version = 0
         self.next_round = 0.0
+        self.shown: tuple[tuple[int, bool], ...] = ()
+        self.catalog_version = 0
+        self.changed()
+
+    @property
+    def offerings(self) -> list[OfferingSnapshot]:
+        """Those in the catalog now."""
+        return [o for o in self.all if self.joins[o.offering_id] <= self.world.clock.t]
+
+    def changed(self) -> bool:
+        """Run the integrity probes that are due; True when the catalog the gateway sees changed (an
+        offering joined, or its integrity probes came in)."""
+        now = self.world.clock.t
+        for o in self.offerings:
+            if o.offering_id not in self.integrity and now >= self.joins[o.offering_id] + INTEGRITY_S:
+                self.integrity[o.offering_id] = self._integrity(o)
+        shown = tuple((o.offering_id, o.offering_id not in self.integrity) for o in self.offerings)
+        if shown == self.shown:
+            return False
+        self.shown = shown
+        self.catalog_version += 1
+        return True
+
+    def catalog(self, base: CatalogSnapshot) -> CatalogSnapshot:
+        """The catalog as publishing would have it now: joined offerings, unprobed ones integrity_pending."""
+        pending = dict(self.shown)
+        offerings = tuple(
+            dataclasses.replace(o, integrity_pending=pending[o.offering_id])
+            for o in base.offerings
+            if o.offering_id in pending
+        )
+        return dataclasses.replace(base, version=base.version + self.catalog_version, offerings=offerings)
 
     def due(self) -> bool:
         return self.world.clock.t >= self.next_round
@@ -64,21 +114,39 @@ class Evaluation:
         return clock.t, small.ttft_s * 1000 + rtt, large.ttft_s * 1000 + rtt, small.tokens_per_s
 
     def _integrity(self, o: OfferingSnapshot) -> dict[str, object]:
-        profile = self._live(o).profile
-        dishonesty = profile.dishonesty
-        overcount = dishonesty.token_overreport
+        """Price-truth and canary probes sent to the offering now, and the flags their outcomes raise."""
         live = self._live(o)
-        billed = live.billed.input / o.prices.input if o.prices.input else 1.0
-        flags = []
-        if overcount > FLAG_FROM:
-            flags.append("token_overcount")
-        if billed > FLAG_FROM:
-            flags.append("price_mismatch")
-        quality = 1.0 - (dishonesty.wrong_answer_rate if dishonesty.quantized else 0.0)
-        if quality < 0.9:
+        reported = counted = billed = published = 0
+        for k in range(PRICE_PROBES):
+            draws = Draws(mix64(stable_hash(f"price:{live.key}:{k}")))
+            prompt = Prompt(max_tokens=200, stream=False)
+            prompt.add(Segment(norm=f"price{k}".encode(), raw=b"", tokens=1000 + 500 * k))
+            answer = completion.build(prompt, live.profile, draws, max_tokens=200, tool_id_prefix="call_")
+            truth = SimUsage(prompt.tokens, 0, 0, 0, answer.output_tokens, answer.reasoning_tokens)
+            said = truth.inflated(live.profile.dishonesty.token_overreport)  # what its usage object reports
+            reported += said.input_total + said.output
+            counted += truth.input_total + truth.output  # our tokenizer's count of the same bytes
+            billed += said.cost(live.billed)  # its invoice
+            published += said.cost(o.prices)  # its reported usage at its published price
+        right = 0
+        for k in range(CANARIES):
+            question = CANARY_QUESTIONS[k % len(CANARY_QUESTIONS)]
+            prompt = Prompt(max_tokens=32, stream=False, last_user_text=question)
+            prompt.add(Segment(norm=question.encode(), raw=question.encode(), tokens=12))
+            draws = Draws(mix64(stable_hash(f"canary:{live.key}:{k}")))
+            got = completion.build(prompt, live.profile, draws, max_tokens=32, tool_id_prefix="call_").text
+            a, b = (int(x) for x in question.removeprefix("What is ").removesuffix("?").split(" + "))
+            right += got.strip() == str(a + b)
+        overcount = reported / counted if counted else 1.0
+        ratio = billed / published if published else 1.0
+        quality = right / CANARIES
+        flags = [
+            name for name, value in (("token_overcount", overcount), ("price_mismatch", ratio)) if value > FLAG_FROM
+        ]
+        if quality < QUALITY_FLAG_BELOW:
             flags.append("degraded_quality")
         cache = None if o.cache_policy == "none" else 0.9
-        return {"overcount_factor": overcount, "billed_ratio": billed, "price_n": 3, "quality_score": quality,
+        return {"overcount_factor": overcount, "billed_ratio": ratio, "price_n": PRICE_PROBES, "quality_score": quality,
                 "quality_n": CANARIES, "flags": tuple(flags), "cache_hit_ratio": cache, "cache_n": 4 if cache else 0}  # fmt: skip
 
     def _stats(self, o: OfferingSnapshot) -> OfferingStats:
@@ -100,5 +168,5 @@ class Evaluation:
             tps_p50=statistics.median(tps) if tps else None,
             error_rate=errors,
             availability=None if errors is None else 1 - errors,
-            **self.integrity[o.offering_id],  # type: ignore[arg-type]
+            **self.integrity.get(o.offering_id, {}),  # type: ignore[arg-type]
         )

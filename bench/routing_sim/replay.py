@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -20,7 +20,7 @@ from bench.routing_sim.workload import Request
 from bench.routing_sim.world import World
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
 
-DISHONEST = "bargain-cloud"
+SLO_TTFT_S = 2.5  # goodput counts requests answered with their first byte within this (docs/routing.md)
 
 
 @dataclass(slots=True)
@@ -39,8 +39,10 @@ class Tally:
     tokens: int = 0  # true input + output of answered requests
     input_tokens: int = 0
     cache_read: int = 0
-    lost_to_dishonest_micros: int = 0
-    dishonest_share: float = 0.0
+    lost_to_dishonest_micros: int = 0  # billed above the true usage at the published price
+    output_tokens: int = 0  # delivered to callers (answered requests)
+    within_slo: int = 0  # answered with the first byte within SLO_TTFT_S
+    span_s: float = 1.0  # the seconds the requests arrived over
     per_minute: Counter[tuple[int, int]] = field(default_factory=Counter)  # (offering, minute) -> attempts
     served_by: Counter[str] = field(default_factory=Counter)
 
@@ -59,6 +61,9 @@ class Tally:
             "lost_usd": self.lost_to_dishonest_micros / 1e6,
             "first_try_failed": self.first_try_failed / self.requests,
             "mean_total_s": self.total_s / self.ok if self.ok else float("nan"),
+            "goodput": self.within_slo / self.requests,
+            "tok_s": self.output_tokens / self.span_s,
+            "cost_usd": self.billed_micros / 1e6,
         }
 
 
@@ -91,10 +96,18 @@ def replay(
     *,
     on_event: Callable[[], None] | None = None,
 ) -> Tally:
-    by_model: dict[str, tuple[OfferingSnapshot, ...]] = defaultdict(tuple)
-    for o in catalog.offerings:
-        by_model[o.model] += (o,)
+    by_model: dict[str, tuple[OfferingSnapshot, ...]] = {}
+
+    def publish() -> None:
+        current = evaluation.catalog(catalog)
+        by_model.clear()
+        for o in current.offerings:
+            by_model[o.model] = (*by_model.get(o.model, ()), o)
+        router.set_catalog(current)
+
+    publish()
     tally, clock, seq = Tally(router.name), world.clock, itertools.count()
+    tally.span_s = max(1.0, requests[-1].at - requests[0].at) if requests else 1.0
     events: list[tuple[float, int, Callable[[], None]]] = []
 
     def advance(to: float) -> None:
@@ -103,13 +116,15 @@ def replay(
             clock.t = max(clock.t, at)
             apply()
         clock.t = max(clock.t, to)
+        if evaluation.changed():
+            publish()
         if evaluation.due():
             router.refresh(evaluation.round())
 
     for request in requests:
         advance(request.at)
         tally.requests += 1
-        _one(router, world, request, by_model[request.model], tally, events, seq)
+        _one(router, world, request, by_model.get(request.model, ()), tally, events, seq)
     advance(max((e[0] for e in events), default=clock.t))
     return tally
 
@@ -163,13 +178,14 @@ def _answered(
     usage = attempt.usage
     tally.billed_micros += attempt.billed_micros
     tally.published_micros += attempt.published_micros
-    if offering.provider == DISHONEST:
-        tally.lost_to_dishonest_micros += attempt.billed_micros - attempt.published_micros
+    tally.lost_to_dishonest_micros += max(0, attempt.billed_micros - attempt.published_micros)
     if attempt.cut:
         tally.rejected += 1  # billed, but the caller got a broken stream
         return
     tally.ok += 1
     tally.ttft_s.append(spent)
+    tally.within_slo += spent <= SLO_TTFT_S
+    tally.output_tokens += usage.output
     tally.total_s += spent + attempt.generation_s
     tally.tokens += usage.input_total + usage.output
     tally.input_tokens += usage.input_total

@@ -64,3 +64,53 @@ def _versus(rows: dict) -> list[str]:
         f"{ours['cost_per_m'] / base['cost_per_m'] - 1:+.0%}; load swing {swing:.0f} pp (random {base_swing:.0f} pp).",
         SEED_CLAIMS,
     ]
+
+
+VARIANT_HEADER = "variant router answered goodput tok/s p50_TTFT p90_TTFT billed_$ $/1M_tok 429s lost_$ good/$"
+OURS = "tokenway:balanced"
+WHERE_BETTER = (("goodput", False), ("p50", True), ("p90", True), ("tok_s", False))  # (figure, lower is better)
+STRONG = ("least-latency", "litellm-latency")
+
+
+def composite(row: dict[str, float], requests: int) -> float:
+    """Good answers per dollar: requests answered with their first byte within the SLO, per dollar
+    billed (over-billing included). Higher is better; a failed, slow, over-billed or dear answer lowers it."""
+    return row["goodput"] * requests / row["cost_usd"] if row["cost_usd"] else 0.0
+
+
+def variant_rows(name: str, results: list[tuple[Tally, float]]) -> list[str]:
+    lines = []
+    for tally, _ in results:
+        row = tally.row()
+        cells = (
+            f"{row['success']:.2%}",
+            f"{row['goodput']:.2%}",
+            f"{row['tok_s']:.0f}",
+            f"{row['p50'] * 1000:.0f} ms",
+            f"{row['p90'] * 1000:.0f} ms",
+            f"{row['cost_usd']:.2f}",
+            f"{row['cost_per_m']:.3f}",
+            str(row["429s"]),
+            f"{row['lost_usd']:.2f}",
+            f"{composite(row, tally.requests):.1f}",
+        )
+        lines.append(" | ".join((name, tally.name, *cells)))
+    return lines
+
+
+def verdict(name: str, results: list[tuple[Tally, float]]) -> str:
+    """One line: where Tokenway balanced wins and where a strong baseline does."""
+    rows = {t.name: (t.row(), t.requests) for t, _ in results}
+    ours, n = rows[OURS]
+    notes = []
+    for base in STRONG:
+        theirs, _ = rows[base]
+        lead = composite(ours, n) / composite(theirs, n) - 1
+        better = [k for k, low in WHERE_BETTER if theirs[k] != ours[k] and (theirs[k] < ours[k]) == low]
+        notes.append(f"vs {base} {lead:+.1%} good/$" + (f" ({base} better on {', '.join(better)})" if better else ""))
+    return f"{name}: " + "; ".join(notes)
+
+
+def variants_header() -> list[str]:
+    names = [name.replace("_", " ") for name in VARIANT_HEADER.split()]
+    return [" | ".join(names), " | ".join("---" for _ in names)]

@@ -70,6 +70,9 @@ class Router:
     def refresh(self, stats: StatsSnapshot) -> None:
         """A new evaluation snapshot."""
 
+    def set_catalog(self, catalog: CatalogSnapshot) -> None:
+        """A new catalog snapshot (an offering joined, or its integrity probes came in)."""
+
 
 @dataclass(slots=True)
 class RandomRouter(Router):
@@ -173,6 +176,9 @@ class Tokenway(Router):
 
     def refresh(self, stats: StatsSnapshot) -> None:
         self.state.set_stats(stats)
+
+    def set_catalog(self, catalog: CatalogSnapshot) -> None:
+        self.state.set_catalog(catalog)
 
     def _affinity(self, request: Request) -> int | None:
         if request.session is None:

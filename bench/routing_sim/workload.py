@@ -88,11 +88,13 @@ def _session(rng: random.Random, first: int, start: float, turns: int, pace: flo
     return out
 
 
-def build(n: int, *, seed: int = 1, duration_s: float = DURATION_S) -> list[Request]:
-    """``n`` requests over ``duration_s`` virtual seconds, in arrival order."""
+def build(
+    n: int, *, seed: int = 1, duration_s: float = DURATION_S, share: dict[str, float] | None = None
+) -> list[Request]:
+    """``n`` requests over ``duration_s`` virtual seconds, in arrival order (``share``: of each kind)."""
     rng = random.Random(seed)
     out: list[Request] = []
-    budget = {kind: int(n * share) for kind, share in SHARE.items()}
+    budget = {kind: int(n * part) for kind, part in (share or SHARE).items()}
     budget["chat"] += n - sum(budget.values())
     while budget["agent"] > 0:
         turns = min(budget["agent"], rng.randint(8, 30))

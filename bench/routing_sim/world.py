@@ -87,8 +87,12 @@ class Attempt:
     generation_s: float = 0.0  # first byte to last byte
 
 
-def profiles_with_incidents(folder: Path, incidents: tuple[Incident, ...] = INCIDENTS) -> Path:
+def profiles_with_incidents(
+    folder: Path, incidents: tuple[Incident, ...] = INCIDENTS, dishonesty: dict[str, dict[str, Any]] | None = None
+) -> Path:
     data = yaml.safe_load(Path(DEFAULT_PROFILES).read_text())
+    for provider, spec in (dishonesty or {}).items():  # a workload variant's dishonest provider
+        data["providers"].setdefault(provider, {})["dishonesty"] = spec
     for incident in incidents:
         provider = data["providers"].setdefault(incident.provider, {})
         target = provider.setdefault("offerings", {}).setdefault(incident.model, {}) if incident.model else provider
@@ -98,12 +102,23 @@ def profiles_with_incidents(folder: Path, incidents: tuple[Incident, ...] = INCI
     return path
 
 
+def scaled(limit: int | None, scale: float) -> int | None:
+    return None if limit is None else max(1, int(limit * scale))
+
+
 class World:
     def __init__(
-        self, *, seed: int, incidents: tuple[Incident, ...] = INCIDENTS, start_hour: float = START_HOUR
+        self,
+        *,
+        seed: int,
+        incidents: tuple[Incident, ...] = INCIDENTS,
+        start_hour: float = START_HOUR,
+        limit_scale: float = 1.0,
+        dishonesty: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        self.limit_scale = limit_scale  # the providers' RPM/TPM limits times this (a tight-limits variant)
         with tempfile.TemporaryDirectory() as folder:
-            profiles = profiles_with_incidents(Path(folder), incidents)
+            profiles = profiles_with_incidents(Path(folder), incidents, dishonesty)
             self.fleet = Fleet(seed=seed, time_scale=0, profiles_path=profiles)
         self.clock = VirtualClock(start_hour)
         self.seed = seed
@@ -120,9 +135,10 @@ class World:
     def attempt(self, offering: Offering, prompt: Prompt, *, index: int, number: int) -> Attempt:
         now, draws = self.clock.t, self.draws(offering, index, number)
         tokens = prompt.tokens + (prompt.max_tokens or 0)
-        admission = self.fleet.limiter.admit(offering.key, rpm=offering.rpm, tpm=offering.tpm, tokens=tokens, now=now)
+        rpm, tpm = scaled(offering.rpm, self.limit_scale), scaled(offering.tpm, self.limit_scale)
+        admission = self.fleet.limiter.admit(offering.key, rpm=rpm, tpm=tpm, tokens=tokens, now=now)
         headers = None
-        if offering.rpm is not None or offering.tpm is not None:
+        if rpm is not None or tpm is not None:
             headers = LimitHeaders(
                 admission.limit_requests,
                 admission.remaining_requests,

@@ -17,7 +17,7 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MODEL_SLUG_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 DIALECTS = ("openai", "anthropic")
 CACHE_POLICIES = ("normalized", "raw_prefix", "none")
-PARAMETERS = ("tools", "json_mode", "reasoning", "vision", "tool_choice")
+PARAMETERS = ("tools", "json_mode", "reasoning", "vision", "tool_choice", "embeddings", "dimensions")
 STATUSES = ("active", "degraded", "disabled")
 MISSING = object()
 

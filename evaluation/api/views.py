@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from evaluation.api.cache import cached_json
 from evaluation.api.serializers import IncidentsQuery, LeaderboardQuery, SeriesQuery, TrendsQuery
+from evaluation.definitions import DEFINITIONS
 from evaluation.offerings_to_probe import current_catalog
 from evaluation.selectors.incidents import incidents_list
 from evaluation.selectors.leaderboard import MIN_N, leaderboard_rows, leaderboard_window
@@ -32,6 +33,7 @@ class LeaderboardOut(serializers.Serializer[Any]):  # the documented shape; rows
     window_start = serializers.CharField(allow_null=True)
     window_end = serializers.CharField(allow_null=True)
     min_n = serializers.DictField(child=serializers.IntegerField())
+    definitions = serializers.DictField(child=serializers.CharField())  # metric -> what it means
     results = serializers.ListField(child=serializers.DictField())
 
 
@@ -105,6 +107,7 @@ class LeaderboardView(_Public):
                 "window_start": start,
                 "window_end": end,
                 "min_n": MIN_N,
+                "definitions": DEFINITIONS,
                 "results": [row.as_json() for row in rows],
             }
 

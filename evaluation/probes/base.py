@@ -12,6 +12,7 @@ from contracts.snapshot import OfferingSnapshot
 from contracts.tokens import count_text_tokens
 from evaluation.probes.availability import ProbeFailure
 from evaluation.probes.outcome import Outcome
+from evaluation.probes.speed import NONE
 from evaluation.probes.timed_call import Timed, timed_call
 from evaluation.wire.base import ChatRequest
 
@@ -41,10 +42,13 @@ async def measure(
         return outcome, None
     outcome.http_status = timed.http_status
     outcome.ttft_ms, outcome.tps, outcome.total_ms = timed.ttft_ms, timed.tps, timed.total_ms
+    outcome.answer_ttft_ms = timed.answer_ttft_ms
     outcome.input_tokens, outcome.output_tokens = timed.usage.input_total, timed.usage.output
     outcome.cached_tokens = timed.usage.cached
     if timed.first_text:
         outcome.details["first_chunk_tokens"] = count_text_tokens(timed.first_text)
+    if timed.usage.tokens.reasoning or timed.reasoning != NONE:
+        outcome.details.update(reasoning=timed.reasoning, reasoning_tokens=timed.usage.tokens.reasoning)
     if timed.rate_limit:
         outcome.details["rate_limit"] = timed.rate_limit
     return outcome, timed

@@ -11,8 +11,8 @@ class Outcome:
     kind: str
     variant: str
     started_at: float  # epoch seconds
-    ttft_ms: float | None = None
-    tps: float | None = None
+    ttft_ms: float | None = None  # first token of any kind, reasoning included
+    tps: float | None = None  # output tokens/s while they were produced, reasoning included
     total_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -20,6 +20,7 @@ class Outcome:
     error_class: str = ""
     http_status: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    answer_ttft_ms: float | None = None  # first answer token (after any reasoning)
 
     @property
     def ok(self) -> bool:

@@ -1,6 +1,7 @@
 """Performance: streaming requests at about 1k and 10k input tokens with a fixed output length.
 
-Measures time to first token, output tokens/s after the first chunk and total time.
+Measures time to first token (any, reasoning included), time to first answer token, output
+tokens/s while they were produced (probes/speed.py) and total time.
 The 1k request is the headline TTFT; both feed throughput and availability.
 """
 
@@ -28,7 +29,7 @@ async def run(ctx: ProbeContext) -> list[Outcome]:
         )
         outcome, timed = await measure(ctx, ProbeKind.PERFORMANCE, variant, request)
         if timed is not None and timed.ttft_ms is None:
-            outcome.error_class = ErrorClass.BAD_RESPONSE  # a stream without any text is not an answer
+            outcome.error_class = ErrorClass.BAD_RESPONSE  # a stream without any token is not an answer
             outcome.details["error"] = "stream carried no text"
         outcomes.append(outcome)
     return outcomes

@@ -15,7 +15,6 @@ import orjson
 
 from contracts.env import env_str
 from contracts.snapshot import OfferingSnapshot
-from contracts.tokens import count_text_tokens
 from evaluation.models import ErrorClass
 from evaluation.probes.availability import (
     ProbeFailure,
@@ -24,6 +23,7 @@ from evaluation.probes.availability import (
     error_excerpt,
     rate_limit_headers,
 )
+from evaluation.probes.speed import NONE, Arrivals, stream_speed
 from evaluation.wire import dialect_for
 from evaluation.wire.base import ChatRequest, Reply, Usage, WireError
 from evaluation.wire.sse import sse_events
@@ -41,10 +41,12 @@ class Timed:
     total_ms: float
     http_status: int
     rate_limit: dict[str, str] = field(default_factory=dict)
-    ttft_ms: float | None = None
-    tps: float | None = None
+    ttft_ms: float | None = None  # first token of any kind, reasoning included (probes/speed.py)
+    tps: float | None = None  # output tokens/s while they were produced, reasoning included
     chunks: int = 0
     first_text: str = ""
+    answer_ttft_ms: float | None = None  # first answer token
+    reasoning: str = NONE  # how the reasoning reached us: none | streamed | hidden
 
 
 def api_key(offering: OfferingSnapshot) -> str:
@@ -79,35 +81,19 @@ def _parse_json(data: str | bytes) -> dict[str, Any]:
     return value
 
 
-def _tps(output_tokens: int, text: str, first_text: str, first: float | None, last: float | None) -> float | None:
-    """Output tokens/s after the first chunk.
-
-    The reported output tokens are split between the first chunk and the rest in
-    proportion to their text (our token counter), so chunks of any size work.
-    """
-    if first is None or last is None or last <= first or output_tokens <= 0:
-        return None
-    whole = count_text_tokens(text)
-    after_first = output_tokens * (1 - count_text_tokens(first_text) / whole) if whole else 0.0
-    return after_first / (last - first) if after_first > 0 else None
-
-
 async def _read_stream(offering: OfferingSnapshot, response: aiohttp.ClientResponse, timed: dict[str, Any]) -> None:
     dialect = dialect_for(offering.dialect)
     usage: dict[str, Any] = {}
     reply = Reply()
+    arrivals = timed["arrivals"] = Arrivals()
     done = False
     async for event, data in sse_events(response.content):
         if data.strip() == "[DONE]":
             done = True
             break
         delta = dialect.stream_delta(event, _parse_json(data))
-        if delta.text:
-            now = time.perf_counter()
-            if "first" not in timed:
-                timed["first"], timed["first_text"] = now, delta.text
-            timed["last"] = now
-            timed["chunks"] = timed.get("chunks", 0) + 1
+        if delta.text or delta.reasoning:
+            arrivals.add(time.perf_counter(), reasoning=delta.reasoning, text=delta.text)
             reply.text += delta.text
         if delta.usage:
             usage.update({k: v for k, v in delta.usage.items() if v is not None})
@@ -159,30 +145,33 @@ async def timed_call(
             usage = replace(usage, cost_micros=state["billed"])
     except WireError as exc:
         raise ProbeFailure(ErrorClass.BAD_USAGE, str(exc), http_status=status, rate_limit=rate_limit) from exc
-    first, last = state.get("first"), state.get("last")
+    arrivals = state.get("arrivals") or Arrivals()
+    speed = stream_speed(arrivals, started=started, output_tokens=usage.output, reasoning_tokens=usage.tokens.reasoning)
     return Timed(
         reply=state["reply"],
         usage=usage,
         total_ms=total_ms,
         http_status=status,
         rate_limit=rate_limit,
-        ttft_ms=(first - started) * 1000 if first is not None else None,
-        tps=_tps(usage.output, state["reply"].text, state.get("first_text", ""), first, last),
-        first_text=state.get("first_text", ""),
-        chunks=state.get("chunks", 0),
+        ttft_ms=speed.ttft_ms,
+        tps=speed.tps,
+        first_text=arrivals.first_text,
+        chunks=arrivals.chunks,
+        answer_ttft_ms=speed.answer_ttft_ms,
+        reasoning=speed.reasoning,
     )
 
 
 async def _first_chunk_only(
     offering: OfferingSnapshot, response: aiohttp.ClientResponse, started: float, rate_limit: dict[str, str]
 ) -> Timed:
-    """Capability checks only need to know the request was accepted: read to the first text, then hang up."""
+    """Capability checks only need to know the request was accepted: read to the first token, then hang up."""
     dialect = dialect_for(offering.dialect)
     async for event, data in sse_events(response.content):
         if data.strip() == "[DONE]":
             break
         delta = dialect.stream_delta(event, _parse_json(data))
-        if delta.text or delta.done:
+        if delta.text or delta.reasoning or delta.done:
             break
     elapsed = (time.perf_counter() - started) * 1000
     return Timed(

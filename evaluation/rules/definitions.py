@@ -73,7 +73,8 @@ PERF_DOWN = Count(PERFORMANCE, "down", DOWN)
 PERF_FAILED = Count(PERFORMANCE, "err", ~OK)
 TTFT_1K = Sample(PERFORMANCE, "t1", Column("ttft_ms"), OK & VariantIn(("1k",)))
 TTFT_10K = Sample(PERFORMANCE, "t10", Column("ttft_ms"), OK & VariantIn(("10k",)))
-OUTPUT_TPS = Sample(PERFORMANCE, "tps", Column("tps"), OK)  # both input sizes
+ANSWER_TTFT_1K = Sample(PERFORMANCE, "a1", Column("answer_ttft_ms"), OK & VariantIn(("1k",)))  # after reasoning
+OUTPUT_TPS = Sample(PERFORMANCE, "tps", Column("tps"), OK)  # both input sizes, reasoning included
 # cache: cached / input tokens over the reading turns of each conversation variant
 CACHE_READS = {
     variant: RatioSums(
@@ -104,6 +105,7 @@ MEASURES: tuple[Measure, ...] = (
     PERF_FAILED,
     TTFT_1K,
     TTFT_10K,
+    ANSWER_TTFT_1K,
     OUTPUT_TPS,
     *CACHE_READS.values(),
     PRICE_CHECKED,
@@ -124,6 +126,8 @@ METRICS: tuple[Metric, ...] = (
     Quantile("ttft_p90", TTFT_1K, 0.9, unit="ms", min_n=30),
     Quantile("ttft_p99", TTFT_1K, 0.99, unit="ms", min_n=100),
     Quantile("ttft_10k_p50", TTFT_10K, 0.5, unit="ms", min_n=10),
+    Quantile("answer_ttft_p50", ANSWER_TTFT_1K, 0.5, unit="ms", min_n=10),
+    Quantile("answer_ttft_p90", ANSWER_TTFT_1K, 0.9, unit="ms", min_n=30),
     Quantile("tps", OUTPUT_TPS, 0.5, unit="tokens/s", min_n=10),
     Quantile("tps_p10", OUTPUT_TPS, 0.1, unit="tokens/s", min_n=20),
     # availability: probes that found the offering serving; error_rate: probes with any error class

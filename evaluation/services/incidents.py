@@ -9,9 +9,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from evaluation.changepoints import METRICS, Baseline, back_to_normal, baseline_from_metrics, detect
+from evaluation.changepoints import (
+    METRICS,
+    Baseline,
+    back_to_normal,
+    baseline_from_metrics,
+    baseline_of_incident,
+    detect,
+)
 from evaluation.models import ALL_REGIONS, Aggregate, Incident, ProbeKind, ProbeResult
 from evaluation.probes.availability import DOWN_CLASSES
+from evaluation.services.reprobe import reprobe_request
+from foundation.redis_client import get_redis
 
 # Samples examined per run: long enough for CUSUM to accumulate, short enough that old trouble fades.
 DETECT_WINDOW = dt.timedelta(minutes=30)
@@ -77,22 +86,28 @@ def incidents_detect(*, now: dt.datetime | None = None) -> tuple[int, int]:
         .annotate(last=Max("closed_at"))
     }
     opened = closed = 0
+    changed: set[int] = set()
     for key, samples in series.items():
-        baseline = baselines.get(key)
-        if baseline is None:
-            continue
         after = last_closed.get(key)
         samples = [s for s in samples if after is None or s[0] > after]
         values = [v for _, v in samples]
         incident = open_by_key.get(key)
         if incident is not None:
-            if back_to_normal(key[2], values, baseline):
+            if back_to_normal(key[2], values, baseline_of_incident(key[2], incident.baseline, incident.details)):
                 incident.closed_at = now
                 incident.save(update_fields=["closed_at"])
                 closed += 1
+                changed.add(key[0])
+            continue
+        baseline = baselines.get(key)
+        if baseline is None:
             continue
         alarm = detect(key[2], values, baseline)
         if alarm is not None and alarm.in_alarm_at_end:
             recent = values[alarm.index :]
-            opened += _open_one(key, samples[alarm.index][0], baseline, sum(recent) / len(recent), alarm.statistic)
+            if _open_one(key, samples[alarm.index][0], baseline, sum(recent) / len(recent), alarm.statistic):
+                opened += 1
+                changed.add(key[0])
+    # Fresh samples confirm an incident's start and its end sooner than the schedule would.
+    reprobe_request(client=get_redis(), offering_ids=changed)
     return opened, closed

@@ -6,6 +6,7 @@ import datetime as dt
 
 from django.db import transaction
 
+from catalog.services import INTEGRITY_FIELDS, integrity_probes_ran
 from evaluation.models import ProbeResult
 from evaluation.probes.outcome import Outcome
 from evaluation.runner import Job
@@ -23,6 +24,7 @@ def _row(job: Job, region: str, outcome: Outcome) -> ProbeResult:
         variant=outcome.variant,
         started_at=dt.datetime.fromtimestamp(outcome.started_at, tz=dt.UTC),
         ttft_ms=outcome.ttft_ms,
+        answer_ttft_ms=outcome.answer_ttft_ms,
         tps=outcome.tps,
         total_ms=outcome.total_ms,
         input_tokens=outcome.input_tokens,
@@ -40,4 +42,17 @@ def probe_results_save(*, region: str, results: list[tuple[Job, list[Outcome]]])
     with transaction.atomic():
         ProbeResult.objects.bulk_create(rows, batch_size=INSERT_BATCH)
         rollups_add(rows)
+        integrity_probes_ran(ran=_integrity_ran(rows))
     return len(rows)
+
+
+def _integrity_ran(rows: list[ProbeResult]) -> dict[tuple[int, str], dt.datetime]:
+    """The newest completed price-truth and quality-canary probe per offering (a wrong canary answer
+    counts: the probe ran; a timeout or an HTTP error does not)."""
+    ran: dict[tuple[int, str], dt.datetime] = {}
+    for row in rows:
+        if row.kind not in INTEGRITY_FIELDS or (row.error_class and row.error_class != "wrong_answer"):
+            continue
+        key = (row.offering_id, row.kind)
+        ran[key] = max(ran.get(key, row.started_at), row.started_at)
+    return ran

@@ -22,7 +22,8 @@ from contracts.snapshot import OfferingStats, StatsSnapshot
 from evaluation.models import ALL_REGIONS, Aggregate, Incident
 from metering.provider_truth import OfferingTruth, provider_truth_by_offering
 
-SNAPSHOT_WINDOW = "1h"  # the gateway routes on the freshest window
+SNAPSHOT_WINDOW = "1h"  # the gateway routes on the hour's figures ...
+RECENT_WINDOW = "15m"  # ... with the freshest quarter beside them, which it weighs over the older samples
 # Billing evidence speaks for the provider now: its per-request reported cost of the last hour (fresh, and a
 # bounded read every refresh), its invoices of the last two days (a day's invoice arrives the day after).
 REPORTED_COST_WINDOW = timedelta(hours=1)
@@ -71,6 +72,20 @@ def offering_stats(agg: Aggregate, incidents: tuple[str, ...] = ()) -> OfferingS
         quality_n=_n(m, "quality_score"),
         quality_lo=_value(m, "quality_score", "lo"),
         incidents=incidents,
+        answer_ttft_p50_ms=_value(m, "answer_ttft_p50"),
+    )
+
+
+def _with_recent(stats: OfferingStats, recent: Aggregate | None) -> OfferingStats:
+    if recent is None:
+        return stats
+    m = recent.metrics
+    return replace(
+        stats,
+        recent_n=recent.n,
+        recent_ttft_p50_ms=_value(m, "ttft_p50"),
+        recent_tps_p50=_value(m, "tps"),
+        recent_error_rate=_value(m, "error_rate"),
     )
 
 
@@ -101,9 +116,11 @@ def _with_billing_truth(stats: OfferingStats, truth: OfferingTruth) -> OfferingS
 def build_snapshot(window: str = SNAPSHOT_WINDOW) -> StatsSnapshot:
     stats: dict[str, dict[str, OfferingStats]] = {}
     incidents = open_incidents()
+    recent = {(a.offering_id, a.region): a for a in Aggregate.objects.filter(window=RECENT_WINDOW)}
     for agg in Aggregate.objects.filter(window=window).order_by("region", "offering_id"):
         found = incidents.get((agg.offering_id, agg.region), ())
-        stats.setdefault(agg.region, {})[str(agg.offering_id)] = offering_stats(agg, found)
+        item = _with_recent(offering_stats(agg, found), recent.get((agg.offering_id, agg.region)))
+        stats.setdefault(agg.region, {})[str(agg.offering_id)] = item
     overall = stats.setdefault(ALL_REGIONS, {})  # price truth is not regional: it goes with all regions
     now = timezone.now()
     truths = provider_truth_by_offering(since=now - REPORTED_COST_WINDOW, invoices_since=(now - INVOICE_WINDOW).date())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from contracts.snapshot import OfferingSnapshot
 from evaluation.wire.base import ChatRequest, Reply, StreamDelta, Usage, WireError, read_usage
 from evaluation.wire.sdk_headers import anthropic_headers
@@ -15,6 +17,9 @@ def _system(request: ChatRequest) -> list[dict[str, Any]]:
     if request.cache_prefix and blocks:
         blocks[-1]["cache_control"] = {"type": "ephemeral"}
     return blocks
+
+
+JSON_TOOL = "json_answer"  # JSON mode on the Messages API: one forced tool, as the gateway emulates it
 
 
 class AnthropicDialect:
@@ -35,6 +40,9 @@ class AnthropicDialect:
         if request.tools:
             body["tools"] = [{"name": TOOL_NAME, "input_schema": TOOL_SCHEMA}]
             body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        elif request.json_mode:
+            body["tools"] = [{"name": JSON_TOOL, "input_schema": {"type": "object"}}]
+            body["tool_choice"] = {"type": "tool", "name": JSON_TOOL}
         return f"{offering.base_url.rstrip('/')}/messages", anthropic_headers(api_key), body
 
     def stream_delta(self, event: str, data: dict[str, Any]) -> StreamDelta:
@@ -45,8 +53,11 @@ class AnthropicDialect:
                 raise WireError("message_start without a message")
             return StreamDelta(usage=message.get("usage"))
         if kind == "content_block_delta":
-            piece = (data.get("delta") or {}).get("text")
-            return StreamDelta(text=piece if isinstance(piece, str) else "")
+            fields = data.get("delta") or {}
+            piece, thought = fields.get("text"), fields.get("thinking")  # text_delta, thinking_delta
+            return StreamDelta(
+                text=piece if isinstance(piece, str) else "", reasoning=thought if isinstance(thought, str) else ""
+            )
         if kind == "message_delta":
             reason = (data.get("delta") or {}).get("stop_reason")
             return StreamDelta(usage=data.get("usage"), finish_reason=reason)
@@ -68,6 +79,9 @@ class AnthropicDialect:
             for block in content
             if isinstance(block, dict) and block.get("type") == "tool_use"
         ]
+        answers = [call for call in calls if call["name"] == JSON_TOOL]
+        if answers and not text:  # the JSON-mode tool's input is the answer
+            text, calls = orjson.dumps(answers[0]["arguments"]).decode(), []
         return Reply(text=text, tool_calls=calls, finish_reason=data.get("stop_reason"))
 
     def usage(self, offering: OfferingSnapshot, raw: dict[str, Any]) -> Usage:

@@ -76,7 +76,8 @@ class Reply:
 
 @dataclass(slots=True)
 class StreamDelta:
-    text: str = ""
+    text: str = ""  # answer text
+    reasoning: str = ""  # streamed reasoning text (reasoning_content, reasoning, thinking blocks)
     usage: dict[str, Any] | None = None  # raw usage fragment, merged by the caller
     done: bool = False
     finish_reason: str | None = None

@@ -9,6 +9,14 @@ from evaluation.wire.base import ChatRequest, Reply, StreamDelta, Usage, WireErr
 from evaluation.wire.sdk_headers import openai_headers
 from evaluation.wire.tools import TOOL_NAME, TOOL_SCHEMA
 
+# Delta fields carrying streamed reasoning text: DeepSeek, Qwen, Kimi, MiniMax, vLLM and SGLang use
+# `reasoning_content`; OpenRouter (and Groq) `reasoning`.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def _reasoning(delta: dict[str, Any]) -> str:
+    return "".join(piece for name in REASONING_FIELDS if isinstance(piece := delta.get(name), str))
+
 
 def _system_message(blocks: tuple[str, ...]) -> dict[str, Any]:
     if len(blocks) == 1:
@@ -44,9 +52,11 @@ class OpenAIDialect:
         if not isinstance(choices, list):
             raise WireError("chunk without a choices list")
         for choice in choices:
-            piece = (choice.get("delta") or {}).get("content")
+            fields = choice.get("delta") or {}
+            piece = fields.get("content")
             if isinstance(piece, str):
                 delta.text += piece
+            delta.reasoning += _reasoning(fields)
             if choice.get("finish_reason"):
                 delta.finish_reason = str(choice["finish_reason"])
         return delta

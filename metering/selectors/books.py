@@ -26,7 +26,7 @@ from metering.models import AccountKind, Balance, JournalLine
 
 DEMO_KEY_PREFIX = "demo:"  # metering.services.demo_credit_ensure keys the demo credit with it
 DISPUTE_KEY_PREFIX = "provider_dispute:"  # metering.provider_truth keys each over-count claim with it
-INVOICE_KEY_PREFIX = "provider_invoice:"  # metering.invoices posts each invoice adjustment under this prefix
+INVOICE_KEY_PREFIX = "provider_invoice:"  # metering.provider_invoices posts each invoice adjustment under this prefix
 LINES_SHOWN = 50  # an account's drill-down: its latest lines
 
 

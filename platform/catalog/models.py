@@ -67,6 +67,11 @@ class Offering(models.Model):
     rpm = models.PositiveIntegerField(null=True, blank=True)
     tpm = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=OfferingStatus.choices, default=OfferingStatus.ACTIVE)
+    # When evaluation last ran each integrity probe (price truth with the token count, quality canary).
+    # Before both have run since the current price took effect the offering is not routable
+    # (publishing.catalog_snapshot, docs/routing.md "Integrity before traffic").
+    price_probed_at = models.DateTimeField(null=True, blank=True)
+    quality_probed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["model", "provider"], name="uniq_offering")]

@@ -38,6 +38,14 @@ def current_price(offering: Offering) -> OfferingPrice | None:
     return offering.prices.order_by("-version").first()
 
 
+def integrity_pending(offering: Offering, price: OfferingPrice | None) -> bool:
+    """Its price-truth or quality-canary probe has not run since its current price took effect
+    (a new offering, or one whose price changed): the gateway does not route to it yet."""
+    since = price.effective_from if price is not None else None
+    probed = (offering.price_probed_at, offering.quality_probed_at)
+    return any(at is None or (since is not None and at < since) for at in probed)
+
+
 def offerings_listed() -> QuerySet[Offering]:
     """Offerings that are not disabled, with ``current_prices`` (the leaderboard lists measured or not)."""
     return offerings_with_current_price().exclude(status="disabled")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
 from catalog.models import Model, Offering, OfferingPrice, OfferingStatus, Provider
+from catalog.selectors import current_price, integrity_pending
 from contracts.catalog_file import PROVIDER_OVERRIDABLE, CatalogSpec
 from outbox.models import Topic
 from outbox.services import outbox_add
@@ -16,6 +18,7 @@ OFFERING_OVERRIDES = PROVIDER_OVERRIDABLE  # left out (None) -> the provider's v
 OFFERING_PLAIN = (
     "upstream_model", "context_window", "max_output", "max_reasoning_tokens", "parameters", "rpm", "tpm", "status",
 )  # fmt: skip
+WHAT_IS_SERVED = ("upstream_model", "base_url", "dialect", "usage_dialect")  # a change: integrity probed again
 PRICE_FIELDS = ("input", "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning")
 
 
@@ -64,6 +67,11 @@ def _apply_prices(offering: Offering, prices: dict[str, Any], label: str, diff: 
         diff.changed.append(f"{label}: price v{current.version} -> v{version} ({', '.join(changes)})")
 
 
+def _forget_integrity(offering: Offering) -> None:
+    offering.price_probed_at = offering.quality_probed_at = None
+    offering.save(update_fields=["price_probed_at", "quality_probed_at"])
+
+
 def _offering_values(data: dict[str, Any]) -> dict[str, Any]:
     values = {name: data[name] for name in OFFERING_PLAIN}
     for name in OFFERING_OVERRIDES:
@@ -107,9 +115,42 @@ def catalog_apply(*, spec: CatalogSpec, publish: bool = True) -> CatalogDiff:
         for (model_slug, provider_slug), data in spec.offerings.items():
             label = f"offering {model_slug}@{provider_slug}"
             lookup = {"model": models[model_slug], "provider": providers[provider_slug]}
+            served = Offering.objects.filter(**lookup).values(*WHAT_IS_SERVED).first()
             offering = _upsert(Offering, lookup, _offering_values(data), label, diff)
+            if served is not None and any(served[name] != getattr(offering, name) for name in WHAT_IS_SERVED):
+                _forget_integrity(offering)  # another model or endpoint behind it: its probes must run again
             _apply_prices(offering, data["prices"], label, diff)
         _retire_missing(spec, diff)
         if publish:  # the snapshot is published once this commits (publishing.drain)
             outbox_add(topic=Topic.CATALOG)
     return diff
+
+
+INTEGRITY_FIELDS = {"price": "price_probed_at", "quality": "quality_probed_at"}  # probe kind -> Offering field
+
+
+def integrity_probes_ran(*, ran: dict[tuple[int, str], dt.datetime]) -> list[int]:
+    """Record when each (offering, probe kind) integrity probe last ran; the offerings that became
+    routable by it (their last missing probe ran after their current price took effect) are returned
+    and the catalog is republished for them."""
+    flipped: list[int] = []
+    if not ran:
+        return flipped
+    with transaction.atomic():
+        ids = {offering_id for offering_id, _ in ran}
+        for offering in Offering.objects.select_for_update().filter(pk__in=ids).order_by("pk"):
+            before = integrity_pending(offering, current_price(offering))
+            changed = []
+            for kind, name in INTEGRITY_FIELDS.items():
+                at = ran.get((offering.pk, kind))
+                current = getattr(offering, name)
+                if at is not None and (current is None or at > current):
+                    setattr(offering, name, at)
+                    changed.append(name)
+            if changed:
+                offering.save(update_fields=changed)
+            if before and not integrity_pending(offering, current_price(offering)):
+                flipped.append(offering.pk)
+        if flipped:
+            outbox_add(topic=Topic.CATALOG)
+    return flipped

@@ -6,7 +6,7 @@ import logging
 import time
 
 from catalog.models import Model, Offering
-from catalog.selectors import current_price, offerings_with_current_price
+from catalog.selectors import current_price, integrity_pending, offerings_with_current_price
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, ModelSnapshot, OfferingSnapshot
 from contracts.usage import Prices
@@ -54,6 +54,7 @@ def offering_snapshot(offering: Offering) -> OfferingSnapshot | None:
         quality=offering.model.quality,
         api_key_env=provider.api_key_env,
         max_reasoning_tokens=offering.max_reasoning_tokens,
+        integrity_pending=integrity_pending(offering, price),
     )
 
 

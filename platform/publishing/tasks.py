@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from publishing.beat import DRAIN_EVERY_S
 from publishing.drain import outbox_drain, outbox_prune
-from publishing.schedule import DRAIN_EVERY_S
 
 
 @shared_task(name="publishing.outbox_drain", ignore_result=True, expires=DRAIN_EVERY_S * 2)

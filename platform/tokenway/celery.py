@@ -41,9 +41,9 @@ app.autodiscover_tasks()
 
 def _beat_schedule() -> dict[str, dict[str, object]]:
     from evaluation.beat import BEAT_SCHEDULE as evaluation_beat
-    from metering.schedule import BEAT_SCHEDULE as metering_beat
-    from publishing.schedule import BEAT_SCHEDULE as publishing_beat
-    from tokenway.schedule import BEAT_SCHEDULE as project_beat
+    from metering.beat import BEAT_SCHEDULE as metering_beat
+    from publishing.beat import BEAT_SCHEDULE as publishing_beat
+    from tokenway.beat import BEAT_SCHEDULE as project_beat
 
     return {**metering_beat, **evaluation_beat, **publishing_beat, **project_beat}
 

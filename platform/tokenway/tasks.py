@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from tokenway.schedule import STATE_CHECK_EVERY_S
+from tokenway.beat import STATE_CHECK_EVERY_S
 from tokenway.state_rebuild import redis_state_ensure
 
 

@@ -41,6 +41,7 @@ from routing.telemetry.metrics import EDGE_REFUSALS
 IDLE, HEAD, BODY, APP, REFUSED = range(5)
 _VALUE = operator.itemgetter(1)
 LINGER_S = 2.0  # after a refusal: long enough for the client to read it, short enough to free the socket
+ASCII_SCAN_MAX = 8192  # reads up to this long are scanned whole (~1 instruction a byte); a longer one: its head only
 LIMITS = SocketLimits.from_env()  # once per process, like the gateway's own settings
 log = logging.getLogger("tokenway.edge")
 
@@ -89,8 +90,9 @@ class EdgeProtocol(HttpToolsProtocol):
         self._unset_keepalive_if_required()
         self._read_size = size = len(data)
         # A read that may hold a head: is all of it ASCII (one C pass; the headers are joined only when not).
-        # A body read is not scanned; a pipelined head that begins in one is checked header by header.
-        self._read_ascii = phase != BODY and data.isascii()
+        # A body read is not scanned; a pipelined head that begins in one is checked header by header; nor is
+        # a long read (a head with its body, a conversation of 32 KB+): its head's values are, when it ends.
+        self._read_ascii = phase != BODY and size <= ASCII_SCAN_MAX and data.isascii()
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:

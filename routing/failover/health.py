@@ -28,6 +28,7 @@ class OfferingHealth:
     throttle_rate: float = 0.0  # EWMA of 429s (0..1)
     updated_at: float = 0.0  # clock time of the error/429 EWMAs (they fade from there)
     latency_at: float = 0.0  # clock time of the latency EWMA
+    recovered_at: float = 0.0  # clock time a half-open trial succeeded; 0 once anything fails again
     pending: Pending = field(default_factory=Pending)  # not yet shared (routing.failover.shared)
 
 
@@ -39,6 +40,7 @@ class HealthBoard:
         self._cooldown_s = cooldown_s
         self._clock = clock  # a seam: tests move time by hand instead of sleeping through a cooldown
         self._by_offering: dict[int, OfferingHealth] = {}
+        self._opened: set[int] = set()  # breakers opened since the last drain_opened (evaluation re-probes them)
 
     def get(self, offering_id: int) -> OfferingHealth:
         health = self._by_offering.get(offering_id)
@@ -85,6 +87,7 @@ class HealthBoard:
             latency_ms=health.latency_ms,
             latency_weight=fade(signals.LIVE_LATENCY_WEIGHT, now - health.latency_at, signals.LATENCY_HALF_LIFE_S),
             half_open=bool(health.open_until) and now >= health.open_until and not health.trial_in_flight,
+            recovered=bool(health.recovered_at) and now - health.recovered_at < signals.RECOVERY_TRUST_S,
         )
 
     def _fade(self, health: OfferingHealth) -> None:
@@ -92,6 +95,10 @@ class HealthBoard:
         health.error_rate = fade(health.error_rate, now - health.updated_at, signals.ERROR_HALF_LIFE_S)
         health.throttle_rate = fade(health.throttle_rate, now - health.updated_at, signals.ERROR_HALF_LIFE_S)
         health.updated_at = now
+
+    def drain_opened(self) -> set[int]:
+        opened, self._opened = self._opened, set()
+        return opened
 
     def drain_pending(self) -> dict[int, Pending]:
         out = {}
@@ -108,6 +115,8 @@ class HealthBoard:
                 mine.throttled + observed.throttled,
                 mine.ttft_sum_ms + observed.ttft_sum_ms,
             )
+            if not mine.failed:  # nothing failed since: the recovery still stands
+                mine.recovered_at = mine.recovered_at or observed.recovered_at
 
     def absorb(self, shared: dict[int, dict[str, float]]) -> None:
         """Take the merged EWMAs of all processes (ours included) as this process's view."""
@@ -117,6 +126,8 @@ class HealthBoard:
             health.updated_at = values.get("t", health.updated_at)
             if "l" in values:
                 health.latency_ms, health.latency_at = values["l"], health.updated_at
+            if "k" in values:
+                health.recovered_at = values["k"]
 
     def begin(self, offering_id: int) -> None:
         health = self.get(offering_id)
@@ -131,6 +142,8 @@ class HealthBoard:
 
     def success(self, offering_id: int, ttfb_ms: float) -> None:
         health = self.get(offering_id)
+        if health.open_until and not health.throttled:  # the trial after an open breaker: it works again
+            health.recovered_at = health.pending.recovered_at = self._clock()
         health.consecutive_failures = 0
         health.open_until = 0.0
         health.trial_in_flight = False
@@ -155,11 +168,15 @@ class HealthBoard:
         health.throttle_rate += EWMA_ALPHA * ((1.0 if throttled else 0.0) - health.throttle_rate)
         health.pending.failed += 1
         health.pending.throttled += int(throttled)
+        health.recovered_at = health.pending.recovered_at = 0.0
         now = self._clock()
         if retry_after is not None:
             health.open_until = max(health.open_until, now + retry_after)
         if health.consecutive_failures >= self._failures_to_open:
+            if health.consecutive_failures == self._failures_to_open and not throttled:
+                self._opened.add(offering_id)  # the breaker opens: evaluation is asked for fresh probes
             health.open_until = max(health.open_until, now + self._cooldown_s)
 
     def reset(self) -> None:
         self._by_offering.clear()
+        self._opened.clear()

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 ERROR_HALF_LIFE_S = 15.0  # error and 429 EWMAs halve every 15 s without news: 1/16 left after a minute
 LATENCY_HALF_LIFE_S = 60.0  # the live TTFT's weight against evaluation's figure halves every minute
 LIVE_LATENCY_WEIGHT = 0.5  # weight of a fresh live TTFT EWMA against the snapshot's estimate
+# After a half-open trial succeeds (and while nothing fails since), evaluation's error and availability
+# evidence is older than what the gateway has just seen: it stops deciding for this long, the span of
+# evaluation's freshest window (15 minutes), after which that window no longer holds the fault.
+RECOVERY_TRUST_S = 900.0
 
 
 def fade(value: float, age_s: float, half_life_s: float) -> float:
@@ -24,6 +28,7 @@ class Live:
     latency_ms: float | None = None  # EWMA of time to first byte
     latency_weight: float = 0.0  # LIVE_LATENCY_WEIGHT faded by the EWMA's age
     half_open: bool = False  # breaker past its cooldown: the next request is its trial
+    recovered: bool = False  # a trial succeeded after the breaker opened, nothing failed since (RECOVERY_TRUST_S)
 
     def blend_ttft(self, static_ms: float) -> float:
         if self.latency_ms is None or self.latency_weight <= 0.0:
@@ -42,7 +47,9 @@ class Pending:
     failed: int = 0
     throttled: int = 0
     ttft_sum_ms: float = 0.0
+    recovered_at: float = 0.0  # clock time of a successful trial after an open breaker (0: none)
 
     def args(self, offering_id: int) -> list[str]:
         mean = self.ttft_sum_ms / self.ok if self.ok else -1.0
-        return [str(offering_id), str(self.ok), str(self.failed), str(self.throttled), f"{mean:.3f}"]
+        fields = [str(offering_id), str(self.ok), str(self.failed), str(self.throttled), f"{mean:.3f}"]
+        return [*fields, f"{self.recovered_at:.3f}"]

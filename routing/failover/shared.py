@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 
-from contracts.redis_keys import PREFIX
+from contracts.redis_keys import PREFIX, REPROBE_REQUESTS
 from routing.failover.health import HealthBoard
 from routing.failover.live import ERROR_HALF_LIFE_S
 from routing.process.periodic import Periodic
@@ -19,16 +19,21 @@ from routing.redis.pipe import PipelinedRedis, RedisUnavailable
 
 log = logging.getLogger("routing.live")
 
-LIVE_KEY = f"{PREFIX}live"  # hash "<offering>:e|r|l|t" -> error EWMA, 429 EWMA, latency EWMA, stamp
+# hash "<offering>:e|r|l|t|k" -> error EWMA, 429 EWMA, latency EWMA, stamp, time a half-open trial succeeded
+LIVE_KEY = f"{PREFIX}live"
 SYNC_S = 1.0  # other processes see a fault within about a second
 KEY_TTL_S = 3600  # a deployment without traffic for an hour starts clean
 EWMA_ALPHA = 0.2
 
 MERGE = """
 local now, hl, a = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-for i = 4, #ARGV, 5 do
+for i = 4, #ARGV, 6 do
   local id = ARGV[i]
   local ok, fail, thr, lat = tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3]), tonumber(ARGV[i+4])
+  local rec = tonumber(ARGV[i+5])
+  -- a recovery this process saw last wins; a failure anywhere else ends the others' trust
+  if rec > 0 then redis.call('HSET', KEYS[1], id..':k', tostring(rec))
+  elseif fail > 0 then redis.call('HSET', KEYS[1], id..':k', '0') end
   local v = redis.call('HMGET', KEYS[1], id..':e', id..':r', id..':l', id..':t')
   local t = tonumber(v[4]) or now
   local fade = 0.5 ^ (math.max(0, now - t) / hl)
@@ -60,7 +65,19 @@ def parse_shared(flat: list[bytes]) -> dict[int, dict[str, float]]:
     return out
 
 
+async def _ask_reprobes(redis: PipelinedRedis, health: HealthBoard) -> None:
+    """Breakers opened since the last sync: evaluation probes those offerings again now."""
+    opened = health.drain_opened()
+    if not opened:
+        return
+    try:
+        await redis.execute("SADD", REPROBE_REQUESTS, *(str(oid) for oid in sorted(opened)))
+    except (RedisUnavailable, OSError) as exc:
+        log.debug("re-probe requests not sent: %s", exc)  # the schedule probes them anyway
+
+
 async def sync_once(redis: PipelinedRedis, health: HealthBoard) -> None:
+    await _ask_reprobes(redis, health)
     pending = health.drain_pending()
     args: list[str] = [f"{health.now():.3f}", str(ERROR_HALF_LIFE_S), str(EWMA_ALPHA)]
     for offering_id, observed in pending.items():

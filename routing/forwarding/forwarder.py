@@ -16,7 +16,7 @@ from routing.failover.deadline import first_byte_deadline_s
 from routing.failover.health import HealthBoard
 from routing.forwarding.attempt_span import attempt as traced_attempt
 from routing.forwarding.credentials import Credentials
-from routing.forwarding.prepare import forward_body
+from routing.forwarding.prepare import Unsupported, forward_body, unsupported
 from routing.handoff.call import Call
 from routing.hedging.policy import Hedging, tracked
 from routing.hedging.race import HedgedRace, Outcome
@@ -27,6 +27,7 @@ from routing.process.capacity import STREAMS
 from routing.process.config import GatewayConfig
 from routing.relay.answer import relay_json, relay_stream
 from routing.telemetry import metrics
+from routing.translate.upstream_errors import provider_error
 from routing.upstream.attempt import Opened, open_attempt
 from routing.upstream.byok_connect import checked_url, make_byok_session, with_base_url
 from routing.upstream.classify import rate_limited
@@ -93,7 +94,7 @@ class Forwarder:
             return False
         if call.record.byok_base_urls.get(offering.provider):
             return True  # the tenant's own endpoint failed: not a signal about the shared offering
-        if exc.kind == "limit_room":  # not sent (routing.hedging.policy.tracked): nothing to book
+        if exc.kind in ("limit_room", "unsupported"):  # not sent (routing.hedging.policy.tracked): nothing to book
             return True
         if exc.kind == "pool_wait":  # our own per-host limit: says nothing about the provider
             self._health.not_reached(offering.offering_id)
@@ -108,6 +109,9 @@ class Forwarder:
     def _tracked(
         self, call: Call, deadline: float, last: OfferingSnapshot | None, offering: OfferingSnapshot
     ) -> Awaitable[Opened]:
+        refusal = unsupported(call.dialect.name, call.body, offering)
+        if refusal is not None:  # never sent: no rate-limit ticket, no trace span, no health signal
+            return _raise(refusal)
         tenant_url = call.record.byok_base_urls.get(offering.provider)
         attempt = self._attempt(call, offering, deadline, tenant_url)
         opening = tracked(self._limits, call, offering, attempt, fallback=offering is not last)
@@ -138,8 +142,10 @@ class Forwarder:
             )
         else:
             self._health.begin(offering.offering_id)
+        path = call.dialect.upstream_path  # an endpoint of the same dialect beside chat (embeddings)
+        url = reached.base_url.rstrip("/") + path if path else adapter.url(reached)
         return await open_attempt(
-            session, adapter.url(reached), adapter.headers(api_key, call.headers), body,
+            session, url, adapter.headers(api_key, call.headers), body,
             stream=call.view.stream, first_byte_s=self._first_byte_s(call, offering), deadline=deadline,
         )  # fmt: skip
 
@@ -182,12 +188,32 @@ class Forwarder:
         return relay_json(call, opened, send)
 
 
+async def _raise(failure: UpstreamFailure) -> Opened:
+    raise failure
+
+
 def _final_error(failure: UpstreamFailure | None, failures: list[UpstreamFailure]) -> GatewayError:
     throttled = rate_limited(failures)
     if throttled is not None:
         return throttled
+    tried = [f for f in failures if not isinstance(f, Unsupported)]
+    if isinstance(failure, Unsupported) and not tried:  # no offering could honour the request as sent
+        return GatewayError(400, "unsupported_parameter", failure.message, param=failure.param)
+    failure = tried[-1] if isinstance(failure, Unsupported) else failure
     if failure is None:
         return GatewayError(504, "upstream_timeout", "No provider answered before the deadline.")
     if not failure.retryable and failure.upstream_status is not None and failure.upstream_status < 500:
-        return GatewayError(failure.upstream_status, "upstream_rejected", failure.message)
+        return _rejected(failure)
     return failure.to_gateway_error()
+
+
+def _rejected(failure: UpstreamFailure) -> GatewayError:
+    """The provider's own 4xx: its message and field, not its JSON body inside our message."""
+    assert failure.upstream_status is not None
+    said = provider_error(failure.upstream_body)
+    if said is None:
+        return GatewayError(failure.upstream_status, "upstream_rejected", failure.message)
+    message, param = said
+    return GatewayError(
+        failure.upstream_status, "upstream_rejected", f"The provider rejected the request: {message}", param=param
+    )

@@ -9,7 +9,9 @@ import orjson
 from contracts.snapshot import OfferingSnapshot
 from routing.cache_hygiene.billing import strip_openai_messages, strip_system
 from routing.cache_hygiene.canonical import canonicalise
+from routing.http.errors import UpstreamFailure
 from routing.translate import request_a2o, request_o2a
+from routing.translate.refusal import refused
 
 Body = dict[str, Any]
 _GATEWAY_FIELDS = ("provider",)  # ours, never forwarded
@@ -75,6 +77,23 @@ def _clamp_max_tokens(body: Body, offering: OfferingSnapshot) -> Body:
     return {**body, **dict.fromkeys(over, offering.max_output)} if over else body
 
 
+class Unsupported(UpstreamFailure):
+    """Not sent: the request uses a feature this offering's dialect cannot honour (translate/refusal.py).
+    Another offering may; when none can, the caller gets a 400 naming the feature."""
+
+    def __init__(self, message: str, *, param: str, elsewhere: bool) -> None:
+        super().__init__(400, "unsupported", message, retryable=elsewhere, code="unsupported_parameter")
+        self.param = param
+
+
+def unsupported(caller: str, body: Body, offering: OfferingSnapshot) -> Unsupported | None:
+    """The failure to book, unsent, when ``offering``'s dialect cannot honour a feature of the request."""
+    refusal = refused(caller, body, offering.dialect)
+    if refusal is None:
+        return None
+    return Unsupported(refusal.message, param=refusal.param, elsewhere=refusal.elsewhere)
+
+
 def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
     body = _clamp_max_tokens(body, offering)
     if caller == "anthropic":
@@ -82,14 +101,20 @@ def forward_body(caller: str, body: Body, offering: OfferingSnapshot) -> bytes:
         if offering.dialect == "anthropic":
             clean["model"] = offering.upstream_model
             return orjson.dumps(clean)
-        return orjson.dumps(request_a2o.request(clean, upstream_model=offering.upstream_model))
+        thinks = "reasoning" in offering.parameters
+        return orjson.dumps(request_a2o.request(clean, upstream_model=offering.upstream_model, thinks=thinks))
     clean = openai_for(body, offering)
     if offering.dialect == "openai":
         clean["model"] = offering.upstream_model
+        if caller == "responses" and "reasoning" not in offering.parameters:
+            clean.pop("reasoning_effort", None)  # translated from reasoning.effort: only where the model reasons
         if clean.get("stream") is True:
             clean["stream_options"] = {**(clean.get("stream_options") or {}), "include_usage": True}
         return orjson.dumps(clean)
     translated = request_o2a.request(
-        clean, upstream_model=offering.upstream_model, default_max_tokens=offering.max_output
+        clean,
+        upstream_model=offering.upstream_model,
+        default_max_tokens=offering.max_output,
+        thinks="reasoning" in offering.parameters,
     )
     return orjson.dumps(translated)

@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from routing.gateway import Gateway
+from routing.handlers import model_pages
 from routing.handlers.intake import authenticate, new_request_id, send_error
 from routing.http.asgi_io import Scope, Send, header_map, request_id_headers, respond
 from routing.http.errors import GatewayError
@@ -64,9 +65,7 @@ async def serve(gateway: Gateway, scope: Scope, send: Send) -> None:
         if model_id:
             body = _one(gateway, model_id, created, family_fallback=record.model_family_fallback)
         else:
-            data = _all(gateway, created)
-            body = {"object": "list", "data": data, "has_more": False,
-                    "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}  # fmt: skip
+            body = model_pages.page(_all(gateway, created), model_pages.query(scope.get("query_string", b"")))
     except GatewayError as err:
         await send_error(send, dialect, err, request_id)
         return

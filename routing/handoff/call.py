@@ -156,4 +156,6 @@ class Call:
             headers.append((b"x-tokenway-provider", self.offering.provider.encode()))
             # A stable name (provider/model), not a database id that differs between deployments.
             headers.append((b"x-tokenway-offering", f"{self.offering.provider}/{self.offering.model}".encode()))
+            if self.offering.integrity_pending:  # served only because the model has no checked offering
+                headers.append((b"x-tokenway-integrity", b"unverified"))
         return headers

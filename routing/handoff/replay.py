@@ -71,7 +71,7 @@ async def replay_loop(
     while True:
         await asyncio.sleep(every_s)
         spool.replay_rounds += 1
-        spool.probe()  # the disk, once a round: the request path reads only the flag
+        await spool.probe_off_loop()  # the disk, once a round, in a thread: the request path reads only the flag
         try:
             replayed = await replay_once(redis, spool, shards)
         except RedisUnavailable:

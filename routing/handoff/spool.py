@@ -89,7 +89,16 @@ class UsageSpool:
                 "held": len(self.held), "write_failures": self.write_failures, "lost": self.lost}  # fmt: skip
 
     def probe(self) -> bool:
-        """Can a segment be written here now? Creates, fsyncs and removes a small file; sets ``writable``."""
+        """Can a segment be written here now? Creates, fsyncs and removes a small file; sets ``writable``.
+        Blocks for the fsync (≈ 10 ms, 20+ on a busy disk): at start only; the replay loop uses ``probe_off_loop``."""
+        return self._probed(self._write_probe())
+
+    async def probe_off_loop(self) -> bool:
+        """``probe`` with the file work in a thread: its fsync would otherwise stall every call on the loop."""
+        return self._probed(await asyncio.to_thread(self._write_probe))
+
+    def _write_probe(self) -> OSError | None:
+        """The filesystem part of a probe (no state touched: it may run in a thread)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / f"{PROBE_PREFIX}{os.getpid()}"
@@ -99,6 +108,11 @@ class UsageSpool:
                 os.fsync(probe.fileno())
             path.unlink()
         except OSError as exc:
+            return exc
+        return None
+
+    def _probed(self, exc: OSError | None) -> bool:
+        if exc is not None:
             if self.writable:
                 log.error("usage spool %s cannot be written: %s", self.folder, exc)
             self.writable = False

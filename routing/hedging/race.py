@@ -1,8 +1,9 @@
 """Hedged first bytes: when an offering's first byte is later than its measured p95 time to first
 token (for this request's size), start the next candidate too and keep whichever answers first.
 
-At most one hedge per call, and only while the tenant's hedge budget lasts (routing.failover.
-hedge_budget); the other attempt is cancelled (its connection closed, so the provider stops) and
+At most one hedge per call, and only while the tenant's hedge budget lasts (routing.hedging.
+budget). With no other candidate left (a model's only offering), the hedge is a second connection to
+the same offering: a stalled first byte is usually one stuck request, not the provider. The other attempt is cancelled (its connection closed, so the provider stops) and
 booked as a provider-cost-only usage event (end state ``hedge_cancelled``). Before any hedge, and
 after a failure, attempts run one after another as plain failover.
 """
@@ -80,7 +81,7 @@ class HedgedRace:
         queue, outcome = list(offerings), Outcome()
         while queue and time.monotonic() < self._deadline:
             offering = queue[0]
-            if len(queue) > 1 and self._hedge_after(offering) is not None:
+            if self._hedge_after(offering) is not None:
                 return await self._race(queue, outcome)
             queue.pop(0)
             try:
@@ -107,7 +108,7 @@ class HedgedRace:
                 if not done:  # the first byte is late: one hedge per call, if the budget allows
                     outcome.hedged = True
                     if await self._may_hedge():
-                        self._start(queue.pop(0))
+                        self._start(queue.pop(0) if queue else self._only_running())
                     continue
                 if await self._settle(done, outcome):
                     return outcome
@@ -117,8 +118,13 @@ class HedgedRace:
     def _start(self, offering: OfferingSnapshot) -> None:
         self._running[asyncio.ensure_future(self._attempt(offering))] = (offering, time.monotonic())
 
+    def _only_running(self) -> OfferingSnapshot:
+        """The offering of the one attempt running: the hedge's target when no other candidate is left."""
+        [(offering, _)] = self._running.values()
+        return offering
+
     def _hedge_wait(self, queue: list[OfferingSnapshot], outcome: Outcome) -> float | None:
-        if outcome.hedged or not queue or len(self._running) != 1:
+        if outcome.hedged or len(self._running) != 1:
             return None
         [(offering, started)] = self._running.values()
         after = self._hedge_after(offering)

@@ -65,17 +65,8 @@ async def admit(
     now = time.time() if now is None else now
     minute = int(now // 60)
     hold_id = os.urandom(9).hex()
-    adm = Admission(
-        record.tenant_id,
-        record.key_id,
-        minute,
-        time.strftime("%Y%m", time.gmtime(now)),
-        tokens,
-        hold_id,
-        hold_id,
-        hold_micros,
-    )
-    keys = _keys(adm)
+    keys, _, month = _KEYS.of(record.tenant_id, record.key_id, minute)
+    adm = Admission(record.tenant_id, record.key_id, minute, month, tokens, hold_id, hold_id, hold_micros)
     args: list[Arg] = [
         repr(now), _limit(record.key_limits.rpm), _limit(record.tenant_limits.rpm),
         _limit(record.key_limits.tpm), _limit(record.tenant_limits.tpm),
@@ -92,35 +83,87 @@ async def admit(
     return adm
 
 
+class _KeyLists:
+    """The Redis keys of admission and settlement for one key in one minute, built once and shared by every
+    call of that key in that minute (an agent's calls come in runs): 24 key names are formatted per key
+    and minute, not per call. Cleared when the minute turns, and when it holds ``MAX`` keys."""
+
+    MAX = 10_000
+
+    def __init__(self) -> None:
+        self._minute = -1
+        self._month = ""
+        self._lists: dict[tuple[int, int, int], tuple[list[str], list[str], str]] = {}
+
+    def of(self, tenant_id: int, key_id: int, minute: int) -> tuple[list[str], list[str], str]:
+        """(admission keys, settlement keys, the month ``YYYYMM``) of this key in this minute."""
+        lists = self._lists.get((tenant_id, key_id, minute))
+        if lists is not None:
+            return lists
+        if minute != self._minute or len(self._lists) >= self.MAX:
+            self._lists.clear()
+        if minute != self._minute:
+            self._minute, self._month = minute, _month_of(minute)
+        month = self._month if minute == self._minute else _month_of(minute)
+        lists = (
+            _admission_keys(tenant_id, key_id, minute, month),
+            _settle_keys(tenant_id, key_id, minute, month),
+            month,
+        )
+        self._lists[(tenant_id, key_id, minute)] = lists
+        return lists
+
+    def settlement(self, tenant_id: int, key_id: int, minute: int, month: str) -> list[str]:
+        """The settlement keys: shared while the admission's minute is the current one, else built."""
+        lists = self._lists.get((tenant_id, key_id, minute))
+        return lists[1] if lists is not None and lists[2] == month else _settle_keys(tenant_id, key_id, minute, month)
+
+
 def _keys(adm: Admission) -> list[str]:
-    tid, key_scope = adm.tenant_id, f"key:{adm.key_id}"
+    """The admission script's keys for this admission."""
+    return _admission_keys(adm.tenant_id, adm.key_id, adm.minute, adm.month)
+
+
+def _month_of(minute: int) -> str:
+    return time.strftime("%Y%m", time.gmtime(minute * 60))
+
+
+def _admission_keys(tid: int, key_id: int, minute: int, month: str) -> list[str]:
+    key_scope = f"key:{key_id}"
     return [
-        rk.rate_window(tid, key_scope, adm.minute),
-        rk.rate_window(tid, "tenant", adm.minute),
+        rk.rate_window(tid, key_scope, minute),
+        rk.rate_window(tid, "tenant", minute),
         rk.concurrency(tid, key_scope),
         rk.concurrency(tid, "tenant"),
-        rk.key_month_spend(tid, adm.key_id, adm.month),
+        rk.key_month_spend(tid, key_id, month),
         rk.tenant_available(tid),
         rk.tenant_holds(tid),
         rk.tenant_hold_expiries(tid),
-        rk.rate_window(tid, key_scope, adm.minute - 1),
-        rk.rate_window(tid, "tenant", adm.minute - 1),
-        rk.tenant_month_spend(tid, adm.month),
+        rk.rate_window(tid, key_scope, minute - 1),
+        rk.rate_window(tid, "tenant", minute - 1),
+        rk.tenant_month_spend(tid, month),
         rk.tenant_held(tid),
         rk.tenant_hold_keys(tid),
     ]
 
 
+def _settle_keys(tid: int, key_id: int, minute: int, month: str) -> list[str]:
+    key_scope = f"key:{key_id}"
+    return [
+        rk.tenant_available(tid), rk.tenant_holds(tid), rk.tenant_hold_expiries(tid),
+        rk.key_month_spend(tid, key_id, month),
+        rk.concurrency(tid, key_scope), rk.concurrency(tid, "tenant"),
+        rk.rate_window(tid, key_scope, minute), rk.rate_window(tid, "tenant", minute),
+        rk.tenant_month_spend(tid, month), rk.tenant_held(tid), rk.tenant_hold_keys(tid),
+    ]  # fmt: skip
+
+
+_KEYS = _KeyLists()
+
+
 def settle_call(adm: Admission, *, charge_micros: int, tokens_used: int) -> tuple[list[str], list[Arg]]:
     """Keys and args of the settlement script for this admission (see settle.lua)."""
-    tid, key_scope = adm.tenant_id, f"key:{adm.key_id}"
-    keys = [
-        rk.tenant_available(tid), rk.tenant_holds(tid), rk.tenant_hold_expiries(tid),
-        rk.key_month_spend(tid, adm.key_id, adm.month),
-        rk.concurrency(tid, key_scope), rk.concurrency(tid, "tenant"),
-        rk.rate_window(tid, key_scope, adm.minute), rk.rate_window(tid, "tenant", adm.minute),
-        rk.tenant_month_spend(tid, adm.month), rk.tenant_held(tid), rk.tenant_hold_keys(tid),
-    ]  # fmt: skip
+    keys = _KEYS.settlement(adm.tenant_id, adm.key_id, adm.minute, adm.month)
     args: list[Arg] = [
         adm.hold_id, adm.hold_micros, charge_micros, adm.hold_member, adm.lease_id,
         tokens_used - adm.tokens_reserved, MONTH_SPEND_TTL_S, rk.held_key_field(adm.key_id),

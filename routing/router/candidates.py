@@ -1,4 +1,11 @@
-"""Candidate offerings: those of the requested model that can serve this request at all."""
+"""Candidate offerings: those of the requested model that can serve this request at all.
+
+Two rules beyond the caller's constraints (docs/routing.md, "Integrity before traffic" and "Overload"):
+an offering whose integrity probes (price truth, token count, quality canary) have not run since it
+was added or changed is not routable, unless every candidate of the model is in that state and the
+caller allows fallbacks; and when every candidate is cooling down after failures (not for a provider's
+stated rate limit), a caller that allows fallbacks gets the least-bad one tried instead of a 503.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +16,9 @@ from contracts.snapshot import OfferingSnapshot
 from contracts.usage import MICROS_PER_UNIT
 from routing.failover.health import HealthBoard
 from routing.router.prefs import ProviderPrefs
+from routing.wire.embeddings import PARAMETER as EMBEDDINGS
 
-ALWAYS_REQUIRED = frozenset({"tools", "vision"})  # the rest only with provider.require_parameters
+ALWAYS_REQUIRED = frozenset({"tools", "vision", "dimensions"})  # the rest only with provider.require_parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +40,11 @@ def fits(offering: OfferingSnapshot, need: Need, prefs: ProviderPrefs, *, clamp_
         return False
     required = need.params if prefs.require_parameters else need.params & ALWAYS_REQUIRED
     return required.issubset(offering.parameters)
+
+
+def same_endpoint(offering: OfferingSnapshot, need: Need) -> bool:
+    """An embedding offering serves only /v1/embeddings, and /v1/embeddings only embedding offerings."""
+    return (EMBEDDINGS in offering.parameters) == (EMBEDDINGS in need.params)
 
 
 def allowed(offering: OfferingSnapshot, record: KeyRecord, prefs: ProviderPrefs) -> bool:
@@ -69,12 +82,29 @@ def candidates(
     return pool, why
 
 
+def verified(offering: OfferingSnapshot) -> bool:
+    """Its integrity probes have run since it was added or changed (the catalog says so)."""
+    return not offering.integrity_pending
+
+
+def least_bad(pool: list[OfferingSnapshot], health: HealthBoard) -> list[OfferingSnapshot]:
+    """Every candidate is cooling down: the one whose cooldown ends first, unless they all cool down for
+    a provider's stated rate limit (then its Retry-After is honoured: a 429 without sending)."""
+    failing = [o for o in pool if health.rate_limited_for(o.offering_id) is None]
+    if not failing:
+        return []
+    return [min(failing, key=lambda o: (health.get(o.offering_id).open_until, o.offering_id))]
+
+
 def filtered(
     offerings: tuple[OfferingSnapshot, ...], record: KeyRecord, need: Need, prefs: ProviderPrefs, health: HealthBoard
 ) -> tuple[list[OfferingSnapshot], str | None, Dropped]:
     """``candidates`` plus the offerings each hard filter dropped (for the route explanation)."""
     dropped: Dropped = []
-    pool = _keep(list(offerings), [allowed(o, record, prefs) for o in offerings], "not_allowed", dropped)
+    pool = _keep(list(offerings), [same_endpoint(o, need) for o in offerings], "other_endpoint", dropped)
+    if not pool:
+        return [], "not_an_embedding_model" if EMBEDDINGS in need.params else "embedding_model", dropped
+    pool = _keep(pool, [allowed(o, record, prefs) for o in pool], "not_allowed", dropped)
     if not pool:
         return [], "provider_not_allowed", dropped
     strict = [fits(o, need, prefs) for o in pool]
@@ -85,5 +115,13 @@ def filtered(
     pool = _keep(pool, [within_price(o, prefs) for o in pool], "over_max_price", dropped)
     if not pool:
         return [], "over_max_price", dropped
+    checked = [verified(o) for o in pool]
+    if any(checked) or not prefs.allow_fallbacks:
+        pool = _keep(pool, checked, "integrity_pending", dropped)
+        if not pool:
+            return [], "integrity_pending", dropped
     ready = _keep(pool, [health.available(o.offering_id) for o in pool], "cooling_down", dropped)
+    if not ready and prefs.allow_fallbacks:
+        ready = least_bad(pool, health)
+        dropped[:] = [(o, why) for o, why in dropped if not (why == "cooling_down" and o in ready)]
     return ready, None if ready else "all_cooling_down", dropped

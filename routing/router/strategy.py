@@ -11,6 +11,9 @@ Score (lower is better), a sum of named parts, each relative to the best candida
   affinity    −0.6 · expected cache hit, for the offering that holds this conversation's prefix
   load        up to 3 when the forecast load nears what is left of its rate limit (routing.limits.board)
 Candidates with an integrity flag come after all others whatever their score. docs/routing.md.
+While a breaker is half-open (so its trial request can happen at all) and after that trial succeeded
+(live.recovered), evaluation's error record counts as the prior error share (2%) and its
+availability incident adds nothing: live evidence is newer than the fault evaluation measured.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from typing import Protocol
 from contracts.route_explain import PARTS
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.failover.live import QUIET, Live
-from routing.state.estimates import TTFT_REFERENCE_TOKENS, OfferingEstimate, estimate_solo
+from routing.state.estimates import (
+    RECOVERED_UNRELIABILITY,
+    TTFT_REFERENCE_TOKENS,
+    OfferingEstimate,
+    estimate_solo,
+)
 
 DEFAULT_INPUT_TOKENS = TTFT_REFERENCE_TOKENS
 DEFAULT_OUTPUT_TOKENS = 256
@@ -58,13 +66,16 @@ def measure(s: Signals) -> Measures:
     est, live = s.resolved(), s.live or QUIET
     static_ttft = est.ttft_ms + est.prefill_ms_per_token * max(0, s.uncached_input - TTFT_REFERENCE_TOKENS)
     live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
+    unreliability, penalty = est.unreliability, est.flag_penalty
+    if live.recovered or live.half_open:  # a half-open breaker's trial must be able to win to happen at all
+        unreliability, penalty = min(unreliability, RECOVERED_UNRELIABILITY), penalty - est.outage_penalty
     return (
         s.expected_cost,
         live.blend_ttft(static_ttft),
         est.tps,
         est.quality,
-        est.unreliability + live_errors,
-        est.flag_penalty,
+        unreliability + live_errors,
+        penalty,
         est.cache_hit,
         est.last_resort,
         s.load_penalty,

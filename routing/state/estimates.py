@@ -30,6 +30,12 @@ StatsPair = tuple[OfferingStats | None, OfferingStats | None]  # (this region's,
 # an hour of performance probes from that region); fewer: every region's. Regions differ by network
 # distance (sim/network.py), so a region's own figures are the better forecast once they are enough.
 REGIONAL_MIN_N = 10
+# The hour's samples older than its freshest 15 minutes count this much each against a fresh one: a fault
+# of twenty minutes ago weighs a quarter of what the last fifteen minutes show.
+OLDER_WEIGHT = 0.25
+# An open TTFT or throughput incident stops penalising once the freshest window's median is back within
+# this factor of the hour's (evaluation closes it only after several samples near its old baseline).
+BACK_TO_NORMAL = 1.2
 
 
 def local_perf(pair: StatsPair) -> OfferingStats | None:
@@ -50,6 +56,7 @@ class OfferingEstimate:
     quality: float  # 0..1: the model's prior scaled by the canaries' lower bound
     unreliability: float  # upper bound of the error share
     flag_penalty: float  # score units from flags, incidents and catalog status
+    outage_penalty: float  # the part of flag_penalty an open availability incident adds
     last_resort: bool
     flags: tuple[str, ...]
     input_price: float  # micro-units per token
@@ -130,13 +137,52 @@ def _quality(offering: OfferingSnapshot, truth: OfferingStats | None) -> float:
     return offering.quality * min(1.0, bound / p.PRIOR_CANARY_SHARE)
 
 
+# What is left of evaluation's error record once live evidence (a half-open breaker, a successful
+# trial) says the faults it holds are over: the prior error share, without the bound of a small sample
+# (the live EWMA adds what the gateway sees now). routing.router.strategy.
+RECOVERED_UNRELIABILITY = p.PRIOR_ERROR_RATE
+
+
+def fresh_first(hour: float | None, n: int, recent: float | None, recent_n: int) -> tuple[float | None, float]:
+    """(value, effective n) of an hour's figure with its freshest 15 minutes at full weight and the
+    older samples at OLDER_WEIGHT each (a mean of the two parts; for medians, an approximation)."""
+    if recent is None or recent_n <= 0:
+        return hour, float(n)
+    older = max(0, n - recent_n)
+    if hour is None or older == 0:
+        return recent, float(recent_n)
+    weight = OLDER_WEIGHT * older
+    return (recent_n * recent + weight * hour) / (recent_n + weight), recent_n + weight
+
+
 def _unreliability(perf: OfferingStats | None) -> float:
     if perf is None:
         return p.upper_share(None, p.PRIOR_ERROR_RATE, 0, p.K_RELIABILITY)
     share = perf.error_rate
     if share is None and perf.availability is not None:
         share = 1 - perf.availability
-    return p.upper_share(share, p.PRIOR_ERROR_RATE, perf.n, p.K_RELIABILITY)
+    older = share
+    if share is not None and perf.recent_error_rate is not None and perf.n > perf.recent_n:
+        # the hour's older part alone (the hour's mean counts the recent samples too)
+        older = max(0.0, (perf.n * share - perf.recent_n * perf.recent_error_rate) / (perf.n - perf.recent_n))
+    share, n = fresh_first(older, perf.n, perf.recent_error_rate, perf.recent_n)
+    return p.upper_share(share, p.PRIOR_ERROR_RATE, round(n), p.K_RELIABILITY)
+
+
+def _live_incidents(perf: OfferingStats | None) -> tuple[str, ...]:
+    """Open incidents the freshest window still shows (a TTFT or throughput one whose recent median is back
+    near the hour's no longer counts)."""
+    if perf is None:
+        return ()
+
+    def over(metric: str) -> bool:
+        if metric == "ttft" and perf.recent_ttft_p50_ms and perf.ttft_p50_ms:
+            return perf.recent_ttft_p50_ms > BACK_TO_NORMAL * perf.ttft_p50_ms
+        if metric == "tps" and perf.recent_tps_p50 and perf.tps_p50:
+            return perf.recent_tps_p50 * BACK_TO_NORMAL < perf.tps_p50
+        return True
+
+    return tuple(m for m in perf.incidents if over(m))
 
 
 def _penalty(offering: OfferingSnapshot, flags: set[str], incidents: tuple[str, ...]) -> float:
@@ -147,19 +193,20 @@ def _penalty(offering: OfferingSnapshot, flags: set[str], incidents: tuple[str, 
 def _perf(perf: OfferingStats | None, priors: ModelPriors) -> tuple[float, float, float]:
     if perf is None:
         return priors.ttft_ms, p.PRIOR_PREFILL_MS_PER_TOKEN, priors.tps
-    measured = perf.ttft_p50_hi_ms or perf.ttft_p50_ms
-    ttft = p.shrink(measured, priors.ttft_ms, perf.n, p.K_PERF)
+    measured, n = fresh_first(perf.ttft_p50_hi_ms or perf.ttft_p50_ms, perf.n, perf.recent_ttft_p50_ms, perf.recent_n)
+    ttft = p.shrink(measured, priors.ttft_ms, round(n), p.K_PERF)
     prefill = p.PRIOR_PREFILL_MS_PER_TOKEN
     if perf.ttft_10k_p50_ms and perf.ttft_p50_ms:
         prefill = max(0.0, (perf.ttft_10k_p50_ms - perf.ttft_p50_ms) / (10_000 - TTFT_REFERENCE_TOKENS))
-    return ttft, prefill, p.shrink(perf.tps_p50, priors.tps, perf.n, p.K_PERF)
+    tps, n = fresh_first(perf.tps_p50, perf.n, perf.recent_tps_p50, perf.recent_n)
+    return ttft, prefill, p.shrink(tps, priors.tps, round(n), p.K_PERF)
 
 
 def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *, trusted: bool) -> OfferingEstimate:
     regional, overall = pair
     perf, truth = local_perf(pair), overall or regional  # price truth and canaries are not regional
     flags = {f for s in (regional, overall) if s is not None for f in s.flags}
-    incidents = perf.incidents if perf is not None else ()
+    incidents = _live_incidents(perf)
     ttft, prefill, tps = _perf(perf, priors)
     prices = offering.prices
     return OfferingEstimate(
@@ -171,6 +218,7 @@ def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *
         quality=_quality(offering, truth),
         unreliability=_unreliability(perf),
         flag_penalty=_penalty(offering, flags, incidents),
+        outage_penalty=INCIDENT_PENALTY["availability"] if "availability" in incidents else 0.0,
         last_resort=bool(flags & INTEGRITY_FLAGS),
         flags=tuple(sorted(flags)) + tuple(f"incident:{m}" for m in incidents),
         input_price=prices.input * PER_TOKEN,

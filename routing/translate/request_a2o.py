@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 
+from routing.translate import thinking
+
 Body = dict[str, Any]
 _PASS = ("temperature", "top_p")
 
@@ -26,6 +28,17 @@ def _image_part(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": url}}
 
 
+def _document_part(block: dict[str, Any]) -> dict[str, Any]:
+    """A document block sent inline (refusal.py refuses the others): text as a text part, data as a file part."""
+    source = block.get("source") or {}
+    if source.get("type") == "text":
+        return {"type": "text", "text": str(source.get("data") or "")}
+    media_type = source.get("media_type") or "application/pdf"
+    file = {"file_data": f"data:{media_type};base64,{source.get('data', '')}"}
+    file["filename"] = str(block.get("title") or "document.pdf")
+    return {"type": "file", "file": file}
+
+
 def _user_parts(blocks: list[Any]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in blocks:
@@ -35,6 +48,8 @@ def _user_parts(blocks: list[Any]) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": block.get("text", "")})
         elif block.get("type") == "image":
             parts.append(_image_part(block))
+        elif block.get("type") == "document":
+            parts.append(_document_part(block))
     return parts
 
 
@@ -102,7 +117,30 @@ def tool_choice(choice: Any) -> Any:
     return {"auto": "auto", "any": "required", "none": "none"}.get(kind or "", "auto")
 
 
-def request(body: Body, *, upstream_model: str) -> Body:
+def _tools(out: Body, body: Body) -> None:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict) and "input_schema" in t]
+    if not tools:
+        return
+    out["tools"] = [_tool(t) for t in tools]
+    choice = body.get("tool_choice")
+    if choice is not None:
+        out["tool_choice"] = tool_choice(choice)
+    if isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True:
+        out["parallel_tool_calls"] = False
+
+
+def _response_format(body: Body) -> Body | None:
+    """Structured outputs (``output_format``, or ``output_config.format``) -> ``response_format``."""
+    config = body.get("output_config")
+    fmt = body.get("output_format") or (config.get("format") if isinstance(config, dict) else None)
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    return {"type": "json_schema", "json_schema": {"name": "response", "schema": fmt.get("schema") or {}}}
+
+
+def request(body: Body, *, upstream_model: str, thinks: bool = True) -> Body:
+    """``thinks``: the offering declares reasoning; a model that cannot think is not sent an effort
+    (the OpenAI API refuses ``reasoning_effort`` for such models), and answers without thinking."""
     out: Body = {"model": upstream_model, "messages": messages(body)}
     for name in _PASS:
         if name in body:
@@ -111,11 +149,13 @@ def request(body: Body, *, upstream_model: str) -> Body:
         out["max_tokens"] = body["max_tokens"]
     if body.get("stop_sequences"):
         out["stop"] = body["stop_sequences"]
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict) and "input_schema" in t]
-    if tools:
-        out["tools"] = [_tool(t) for t in tools]
-        if "tool_choice" in body:
-            out["tool_choice"] = tool_choice(body["tool_choice"])
+    _tools(out, body)
+    effort = thinking.effort_for(body.get("thinking")) if thinks else None
+    if effort is not None:
+        out["reasoning_effort"] = effort
+    response_format = _response_format(body)
+    if response_format is not None:
+        out["response_format"] = response_format
     user = (body.get("metadata") or {}).get("user_id")
     if user:
         out["user"] = user

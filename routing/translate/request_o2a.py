@@ -6,8 +6,10 @@ from typing import Any
 
 import orjson
 
+from routing.translate import structured, thinking
+
 Body = dict[str, Any]
-_PASS = ("temperature", "top_p")
+_PASS = ("temperature", "top_p", "top_k")
 DEFAULT_MAX_TOKENS = 4096
 
 
@@ -17,6 +19,19 @@ def _image_block(part: dict[str, Any]) -> dict[str, Any]:
         head, data = url[5:].split(";base64,", 1)
         return {"type": "image", "source": {"type": "base64", "media_type": head, "data": data}}
     return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _document_block(part: dict[str, Any]) -> dict[str, Any]:
+    """A chat ``file`` part with inline data (refusal.py refuses the others) -> a document block."""
+    file = part.get("file") or {}
+    head, _, data = str(file.get("file_data") or "").removeprefix("data:").partition(";base64,")
+    block: dict[str, Any] = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": head or "application/pdf", "data": data},
+    }
+    if file.get("filename"):
+        block["title"] = file["filename"]
+    return block
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -32,6 +47,10 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
             block: dict[str, Any] = {"type": "text", "text": part.get("text", "")}
         elif part.get("type") == "image_url":
             block = _image_block(part)
+        elif part.get("type") == "file":
+            block = _document_block(part)
+        elif part.get("type") == "refusal":
+            block = {"type": "text", "text": part.get("refusal", "")}
         else:
             continue
         if isinstance(part.get("cache_control"), dict):
@@ -121,7 +140,22 @@ def tool_choice(choice: Any) -> dict[str, Any]:
     return {"type": {"required": "any", "none": "none"}.get(choice, "auto")}
 
 
-def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS) -> Body:
+def _tools(out: Body, body: Body) -> None:
+    if not body.get("tools"):
+        return
+    out["tools"] = [_tool(t) for t in body["tools"] if isinstance(t, dict)]
+    if "tool_choice" in body:
+        out["tool_choice"] = tool_choice(body["tool_choice"])
+    if body.get("parallel_tool_calls") is False:
+        choice = out.get("tool_choice") or {"type": "auto"}
+        if choice.get("type") != "none":
+            out["tool_choice"] = {**choice, "disable_parallel_tool_use": True}
+
+
+def request(
+    body: Body, *, upstream_model: str, default_max_tokens: int = DEFAULT_MAX_TOKENS, thinks: bool = True
+) -> Body:
+    """``thinks``: the offering declares reasoning (no thinking budget is sent to one that does not)."""
     system, messages = split(body.get("messages") or [])
     out: Body = {"model": upstream_model, "messages": messages}
     out["max_tokens"] = body.get("max_completion_tokens") or body.get("max_tokens") or default_max_tokens
@@ -135,10 +169,10 @@ def request(body: Body, *, upstream_model: str, default_max_tokens: int = DEFAUL
     stop = body.get("stop")
     if stop:
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    if body.get("tools"):
-        out["tools"] = [_tool(t) for t in body["tools"] if isinstance(t, dict)]
-        if "tool_choice" in body:
-            out["tool_choice"] = tool_choice(body["tool_choice"])
+    _tools(out, body)
+    if thinks:
+        thinking.apply(out, body)
+    structured.apply(out, body.get("response_format"))
     if body.get("user"):
         out["metadata"] = {"user_id": body["user"]}
     if body.get("stream") is True:

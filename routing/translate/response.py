@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from routing.translate import reasons
+from routing.translate import reasons, structured
 from routing.translate.request_o2a import _arguments
 
 Body = dict[str, Any]
@@ -53,6 +53,8 @@ def anthropic_to_openai(body: Body, *, completion_id: str, model: str, usage: di
             thinking.append(block.get("thinking", ""))
         elif block.get("type") == "text":
             text.append(block.get("text", ""))
+        elif block.get("type") == "tool_use" and structured.is_answer(block.get("name")):
+            text.append(orjson.dumps(block.get("input") or {}).decode())  # emulated structured output
         elif block.get("type") == "tool_use":
             arguments = orjson.dumps(block.get("input") or {}).decode()
             calls.append(
@@ -62,7 +64,11 @@ def anthropic_to_openai(body: Body, *, completion_id: str, model: str, usage: di
                     "function": {"name": block.get("name", ""), "arguments": arguments},
                 }
             )
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text or not calls else None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(text) if text or not calls else None,
+        "refusal": None,
+    }
     if thinking:
         message["reasoning_content"] = "".join(thinking)
     if calls:
@@ -76,12 +82,19 @@ def anthropic_to_openai(body: Body, *, completion_id: str, model: str, usage: di
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": reasons.to_openai(body.get("stop_reason")) or "stop",
+                "finish_reason": _finish(body.get("stop_reason"), calls),
                 "logprobs": None,
             }
         ],
         "usage": usage,
     }
+
+
+def _finish(stop_reason: Any, calls: list[dict[str, Any]]) -> str:
+    """An answer that called only the structured-output tool stopped, as far as the caller knows."""
+    if stop_reason == "tool_use" and not calls:
+        return "stop"
+    return reasons.to_openai(stop_reason) or "stop"
 
 
 def text_of_openai(body: Body) -> str:

@@ -79,7 +79,7 @@ def envelope(
         "tool_choice": echo.get("tool_choice", "auto"), "parallel_tool_calls": echo.get("parallel_tool_calls", True),
         "temperature": echo.get("temperature"), "top_p": echo.get("top_p"),
         "max_output_tokens": echo.get("max_output_tokens"), "metadata": echo.get("metadata") or {},
-        "previous_response_id": None, "reasoning": echo.get("reasoning"), "text": echo.get("text"),
-        "prompt_cache_key": echo.get("prompt_cache_key"), "user": echo.get("user"),
+        "previous_response_id": None, "reasoning": echo.get("reasoning"), "text": echo.get("text") or {"format": {"type": "text"}},
+        "prompt_cache_key": echo.get("prompt_cache_key"),
         "service_tier": echo.get("service_tier"), "store": False, "truncation": echo.get("truncation", "disabled"),
-    }  # fmt: skip
+    } | ({"user": echo["user"]} if isinstance(echo.get("user"), str) else {})  # fmt: skip

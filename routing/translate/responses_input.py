@@ -65,7 +65,15 @@ def _part(part: Any) -> Body | None:
         if part.get("detail") in ("low", "high", "auto"):
             image["detail"] = part["detail"]
         return {"type": "image_url", "image_url": image}
+    if part.get("type") == "input_file":
+        return _file_part(part)
     return None
+
+
+def _file_part(part: Body) -> Body:
+    """``input_file`` -> a chat ``file`` part (inline data or a file id, as sent)."""
+    file = {k: part[k] for k in ("file_data", "file_id", "filename") if isinstance(part.get(k), str)}
+    return {"type": "file", "file": file}
 
 
 def _call(out: list[Body], item: Body, arguments: str, tools: ToolMap) -> None:

@@ -66,6 +66,9 @@ def _options(chat: Body, body: Body, tools: ToolMap) -> None:
     response_format = _response_format(text.get("format") if isinstance(text, dict) else None)
     if response_format:
         chat["response_format"] = response_format
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+        chat["reasoning_effort"] = reasoning["effort"]
     if body.get("stream") is True:
         chat["stream"] = True
 

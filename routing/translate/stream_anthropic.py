@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from routing.http.sse import SseEvent, frame
-from routing.translate import reasons
+from routing.translate import reasons, structured
 from routing.translate.stream_base import UsagePayload
 from routing.usage.tracker import ANTHROPIC_TEXT_KEYS, UsageTracker
 
@@ -69,6 +69,7 @@ class AnthropicToOpenAI:
         }
         self._include_usage = include_usage
         self._tools: dict[int, int] = {}  # Anthropic block index -> OpenAI tool call index
+        self._answers: set[int] = set()  # block indexes of the structured-output tool: streamed as content
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
@@ -86,7 +87,7 @@ class AnthropicToOpenAI:
             return self._block_delta(data)
         if kind == "message_delta":
             self.tracker.merge(data.get("usage"))
-            return self._chunk({}, reasons.to_openai((data.get("delta") or {}).get("stop_reason")) or "stop")
+            return self._chunk({}, self._finish((data.get("delta") or {}).get("stop_reason")))
         if kind == "message_stop":
             return self._end()
         if kind == "error":
@@ -96,6 +97,9 @@ class AnthropicToOpenAI:
     def _block_start(self, data: dict[str, Any]) -> bytes:
         block = data.get("content_block") or {}
         if block.get("type") != "tool_use":
+            return b""
+        if structured.is_answer(block.get("name")):
+            self._answers.add(int(data.get("index", 0)))
             return b""
         position = len(self._tools)
         self._tools[int(data.get("index", 0))] = position
@@ -115,10 +119,17 @@ class AnthropicToOpenAI:
             return self._chunk({"content": text})
         if delta.get("type") == "thinking_delta":
             return self._chunk({"reasoning_content": text})
+        if delta.get("type") == "input_json_delta" and int(data.get("index", 0)) in self._answers:
+            return self._chunk({"content": text}) if text else b""
         if delta.get("type") == "input_json_delta":
             position = self._tools.get(int(data.get("index", 0)), 0)
             return self._chunk({"tool_calls": [{"index": position, "function": {"arguments": text}}]})
         return b""
+
+    def _finish(self, stop_reason: Any) -> str:
+        if stop_reason == "tool_use" and self._answers and not self._tools:
+            return "stop"  # only the structured-output tool was called: an answer, not a call
+        return reasons.to_openai(stop_reason) or "stop"
 
     def _end(self) -> bytes:
         if self.done:

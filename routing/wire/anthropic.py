@@ -9,10 +9,11 @@ import orjson
 from contracts.usage import Tokens
 from routing.http.errors import GatewayError
 from routing.http.sse import frame
-from routing.wire import schemas
-from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
+from routing.wire import checks, schemas
+from routing.wire.request import Body, RequestView, has_image, message_overhead, positive_int
 
 NAME = "anthropic"
+ESTIMATED = ("messages", "system", "tools")  # the fields whose strings the input estimate counts
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -33,8 +34,8 @@ _ERROR_TYPES = {
 
 def view(body: Body, *, count_only: bool = False) -> RequestView:
     messages = body.get("messages")
-    # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
-    input_estimate = estimate_input_tokens(messages, body.get("system"), body.get("tools"))
+    # One walk: nesting of every field and the estimate's tokens; before the schema, which recurses.
+    input_estimate = checks.measure(body, ESTIMATED) + message_overhead(messages)
     (schemas.COUNT_TOKENS if count_only else schemas.MESSAGES).check(body)
     return RequestView(
         dialect=NAME,

@@ -19,6 +19,7 @@ class Dialect:
     error_body: Callable[[GatewayError], bytes]
     stream_error: Callable[[GatewayError], bytes]
     usage_payload: Callable[..., dict[str, Any]]
+    upstream_path: str = ""  # the providers' endpoint when it is not the adapter's (embeddings: "/embeddings")
 
     def usage(self, tokens: Tokens, cost_usd: float, *, estimated: bool) -> dict[str, Any]:
         return self.usage_payload(tokens, cost_usd, estimated=estimated)

@@ -9,10 +9,11 @@ import orjson
 from contracts.usage import Tokens
 from routing.http.errors import GatewayError
 from routing.http.sse import frame
-from routing.wire import schemas
-from routing.wire.request import Body, RequestView, estimate_input_tokens, has_image, positive_int
+from routing.wire import checks, schemas
+from routing.wire.request import Body, RequestView, has_image, message_overhead, positive_int
 
 NAME = "openai"
+ESTIMATED = ("messages", "tools")  # the fields whose strings the input estimate counts
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -30,8 +31,8 @@ _ERROR_TYPES = {
 
 def view(body: Body) -> RequestView:
     messages = body.get("messages")
-    # The estimate walks the messages first: one nested too deeply is refused as such (contracts.tokens).
-    input_estimate = estimate_input_tokens(messages, body.get("tools"))
+    # One walk: nesting of every field and the estimate's tokens; before the schema, which recurses.
+    input_estimate = checks.measure(body, ESTIMATED) + message_overhead(messages)
     schemas.CHAT.check(body)
     options = body.get("stream_options")
     return RequestView(

@@ -30,9 +30,12 @@ def estimate_input_tokens(messages: Any, *extra: Any) -> int:
         count = count_value_tokens(messages) + sum(count_value_tokens(item) for item in extra if item)
     except TooDeeplyNested as exc:
         raise invalid_request(f"Request JSON is nested too deeply: {exc}.") from exc
-    if isinstance(messages, list):
-        count += MESSAGE_OVERHEAD_TOKENS * len(messages)
-    return count
+    return count + message_overhead(messages)
+
+
+def message_overhead(messages: Any) -> int:
+    """The framing tokens of the messages (role markers), as chat templates add them."""
+    return MESSAGE_OVERHEAD_TOKENS * len(messages) if type(messages) is list else 0
 
 
 def has_image(messages: Any) -> bool:

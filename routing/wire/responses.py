@@ -10,7 +10,7 @@ from contracts.usage import Tokens
 from routing.http.errors import GatewayError, invalid_request
 from routing.translate.responses_events import error_event
 from routing.translate.responses_request import ResponsesShape, to_chat
-from routing.wire import openai, schemas
+from routing.wire import checks, openai, schemas
 from routing.wire.request import Body, RequestView, estimate_input_tokens, positive_int
 
 NAME = "responses"
@@ -35,6 +35,7 @@ def no_state() -> GatewayError:
 
 
 def view(body: Body) -> ResponsesView:
+    checks.nesting(body)  # before the schema and the translation, which recurse
     schemas.RESPONSES.check(body)
     if body.get("previous_response_id"):
         raise no_state()

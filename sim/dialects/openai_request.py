@@ -137,6 +137,9 @@ def parse(body: Any) -> tuple[str, Prompt]:
         "json_object",
         "json_schema",
     )
+    if prompt.json_mode and isinstance(response_format, dict):
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        prompt.json_schema = schema if isinstance(schema, dict) else None
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
         raise _invalid(

@@ -92,7 +92,11 @@ def _content_frames(chunker: _Chunker, completion: Completion, reasoning_field: 
             for tokens, piece in zip(piece_tokens(pieces), pieces, strict=True)
         ]
     elif completion.reasoning_tokens:
-        frames.append((completion.reasoning_tokens, b""))  # hidden reasoning still takes time
+        # Hidden reasoning still takes time: its first token is produced at TTFT (with the role chunk),
+        # the rest at the drawn speed, all before the answer; nothing of it is sent.
+        frames.append((1, b""))
+        if completion.reasoning_tokens > 1:
+            frames.append((completion.reasoning_tokens - 1, b""))
     for index, call in enumerate(completion.tool_calls):
         start = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         frames.append((count_text_tokens(call.name), chunker.delta({"tool_calls": [start]})))

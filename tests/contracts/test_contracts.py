@@ -35,7 +35,8 @@ STATS_FIELDS = {
     "offering_id", "n", "ttft_p50_ms", "ttft_p90_ms", "tps_p50", "availability", "error_rate", "cache_hit_ratio",
     "effective_input_price", "quality_score", "flags", "ttft_p50_hi_ms", "ttft_10k_p50_ms", "tps_p10",
     "availability_lo", "error_rate_hi", "cache_hit_lo", "cache_n", "price_n", "overcount_factor", "billed_ratio",
-    "quality_n", "quality_lo", "incidents",
+    "quality_n", "quality_lo", "incidents", "answer_ttft_p50_ms", "recent_n", "recent_ttft_p50_ms", "recent_tps_p50",
+    "recent_error_rate",
 }  # fmt: skip
 TOKEN_FIELDS = {"input_uncached", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning"}
 

@@ -28,14 +28,16 @@ def mixed_rows(
             error = rng.choice(PERF_ERRORS)
             variant = rng.choice(("1k", "1k", "10k"))
             ok = not error
+            ttft = rng.lognormvariate(math.log(600 if variant == "1k" else 1500), 0.3) if ok else None
             rows.append(
                 ProbeResult(
                     **base,
                     kind="performance",
                     variant=variant,
-                    ttft_ms=rng.lognormvariate(math.log(600 if variant == "1k" else 1500), 0.3) if ok else None,
+                    ttft_ms=ttft,
                     tps=rng.gauss(60, 5) if ok else None,
                     error_class=error,
+                    answer_ttft_ms=None if ttft is None else ttft * 1.8,  # a reasoning model's answer comes later
                 )
             )
         elif roll < 0.82:

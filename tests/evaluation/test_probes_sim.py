@@ -96,3 +96,9 @@ def test_capability_probe_checks_declared_parameters(sim):
     assert {"context_window", "max_output"} <= set(variants)
     assert ("tools" in variants) == ("tools" in declared)
     assert all(o.ok for o in outcomes), [(o.variant, o.error_class, o.details.get("error")) for o in outcomes]
+
+
+def test_json_mode_declared_by_an_anthropic_dialect_offering_is_probed_with_a_forced_tool(sim):
+    _, [outcomes] = _run(sim, [("anthropic", "claude-sonnet-4.5")], "capability")
+    json_mode = next(o for o in outcomes if o.variant == "json_mode")
+    assert json_mode.ok, (json_mode.error_class, json_mode.details)

@@ -16,7 +16,7 @@ from django.test import Client
 
 from contracts.redis_keys import LEADERBOARD_GROUP, tenant_group
 from frontend.ws_urls import websocket_urlpatterns
-from metering.live import tenant_push
+from metering.console_push import tenant_push
 from tests.frontend.ws import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)

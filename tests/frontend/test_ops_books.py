@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from evaluation.models import ProbeResult
 from metering.ingest import usage_ingest
-from metering.invoices import invoice_parse, provider_invoice_import
 from metering.models import AccountKind, Balance, TopUp
+from metering.provider_invoices import invoice_parse, provider_invoice_import
 from metering.reconcile import check_journals_balance
 from metering.services import balance_topup, demo_credit_ensure, tenant_available_ensure
 from tests.metering.conftest import make_event

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from metering.invoices import InvoiceError, invoice_parse
 from metering.models import AccountKind, Balance, JournalLine, ProviderInvoiceLine
+from metering.provider_invoices import InvoiceError, invoice_parse
 from metering.reconcile import check_provider_invoices
 from tests.factories import ProviderFactory
 

@@ -38,7 +38,7 @@ def test_a_credit_pushes_the_new_balance_to_the_tenants_console_group_once(tenan
 
 
 def test_a_push_from_a_thread_that_runs_an_event_loop_still_arrives(redis_client):
-    from metering.live import tenant_push
+    from metering.console_push import tenant_push
 
     layer = get_channel_layer()
     channel = async_to_sync(layer.new_channel)()

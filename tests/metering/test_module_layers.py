@@ -13,8 +13,8 @@ from tests.architecture.import_lint import broken, empty_packages, lint
 
 # The chain money moves down today, each module importing the next at its top.
 DOWNWARD = {
-    "services": "from metering.live import tenant_push\n",
-    "live": "from metering.ingest import IngestResult\n",
+    "services": "from metering.console_push import tenant_push\n",
+    "console_push": "from metering.ingest import IngestResult\n",
     "ingest": "from metering.shortfall import usage_journals_clamp\n",
     "shortfall": "from metering.available import tenant_available_adjust\n",
     "available": "from metering.holds import holds_open_micros\nfrom metering.ledger import tenant_account_balance\n",
@@ -55,10 +55,10 @@ def test_the_old_cycle_hidden_in_a_function_body_breaks_the_build(tmp_path):
 
 def test_the_avail_counter_reaching_up_to_the_consoles_breaks_the_build(tmp_path):
     tree = _tree(tmp_path)
-    (tree / "metering" / "available.py").write_text("import metering.live\n")
+    (tree / "metering" / "available.py").write_text("import metering.console_push\n")
     result = _lint(tree)
     assert result.returncode == 1
-    assert "metering.available -> metering.live (l.1)" in result.stdout
+    assert "metering.available -> metering.console_push (l.1)" in result.stdout
     assert broken(result.stdout) == 1
 
 

@@ -159,7 +159,7 @@ def test_rows_beyond_the_created_months_wait_in_the_default_then_move_to_their_m
 
 
 def test_beat_runs_the_maintenance_task_daily_and_a_run_on_a_current_database_has_nothing_to_do(db):
-    from metering.schedule import BEAT_SCHEDULE
+    from metering.beat import BEAT_SCHEDULE
     from metering.tasks import partitions_maintain_task
 
     entry = BEAT_SCHEDULE["metering.partitions_maintain"]

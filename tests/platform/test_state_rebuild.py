@@ -9,7 +9,7 @@ from django.conf import settings
 from contracts import redis_keys
 from contracts.apikey_format import hash_key
 from tests.factories import issue_key
-from tokenway.schedule import BEAT_SCHEDULE
+from tokenway.beat import BEAT_SCHEDULE
 from tokenway.state_rebuild import redis_state_ensure
 from tokenway.tasks import redis_state_check_task
 

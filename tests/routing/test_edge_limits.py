@@ -285,3 +285,10 @@ def test_slow_headers_of_a_second_request_on_a_kept_alive_connection_get_408(por
         answer = send_slowly(sock, lines, every=0.3, timeout=HEADER_TIMEOUT_S + SLACK_S)
     refused(answer, 408, "request_timeout")
     assert answer.elapsed <= HEADER_TIMEOUT_S + SLACK_S
+
+
+def test_a_non_ascii_header_read_with_a_large_body_is_refused(port: int) -> None:
+    # One read of head and a 32 KB body: the read is too long to scan whole, the head's values are checked.
+    body = b'{"messages":[{"role":"user","content":"' + b"x" * 32_000 + b'"}]}'
+    request = CHAT + b"X-Bytes: caf\xc3\xa9\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    refused(exchange(port, request), 400, "invalid_header")

@@ -140,3 +140,48 @@ def test_a_caller_leaving_during_a_hedged_race_cancels_both_attempts(hedging_gat
     [event] = tenant.wait_events(1)
     assert event["end_state"] == "client_gone_before_answer" and event["charge_micros"] == 0
     assert hedging_gateway.gateway.hedging.counts["cancelled"] == 0  # no winner: nothing booked as a loser
+
+
+def test_a_stalled_first_byte_on_a_models_only_offering_is_retried_on_a_second_connection(
+    hedging_gateway, sim, redis_client
+):
+    """gpt-4.1-mini has one offering (openai): the hedge is a second request to it, not a 504."""
+    [only] = hedging_gateway.gateway.catalog.by_model["gpt-4.1-mini"]
+    stats = {str(only.offering_id): OfferingStats(only.offering_id, n=200, ttft_p50_ms=P90_MS / 2, ttft_p90_ms=P90_MS)}
+    stamp = time.time()
+    redis_client.set(rk.STATS_SNAPSHOT, StatsSnapshot(2, stamp, "1h", {"all": stats}).to_json())
+    redis_client.incr(rk.STATS_VERSION)
+    redis_client.publish(rk.SNAPSHOT_CHANNEL, "stats")
+    catalog = hedging_gateway.gateway.catalog
+    wait_until(lambda: catalog.stats is not None and catalog.stats.generated_at == stamp, timeout=5, message="stats")
+    tenant = make_tenant(redis_client)
+    add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=STALL_SIM_S)
+    started = time.monotonic()
+    answer = requests.post(
+        f"{hedging_gateway.base_url}/v1/chat/completions",
+        json={
+            "model": "gpt-4.1-mini",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "max_tokens": 5,
+            "stream": True,
+        },
+        timeout=90,
+        headers={"authorization": f"Bearer {tenant.key}"},
+    )
+    took = time.monotonic() - started
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-tokenway-provider"] == "openai" and "+hedge" in answer.headers["x-tokenway-route"]
+    assert 0.3 < took < FLOOR_S / 2, took  # after the p95 (375 ms), long before the first-byte deadline's 504
+    print(f"only offering: second connection answered after {took:.3f} s")
+    assert answer.text.rstrip().endswith("data: [DONE]")
+    wait_until(
+        lambda: any((r.get("sim") or {}).get("client_gone") for r in sim_requests(sim, "openai")),
+        timeout=10,
+        message="the stalled first connection was closed",
+    )
+    events = {e["request_id"]: e for e in tenant.wait_events(2)}
+    [call] = [e for e in events.values() if not e["request_id"].endswith(LOSER_SUFFIX)]
+    loser = events[call["request_id"] + LOSER_SUFFIX]
+    assert call["provider"] == loser["provider"] == "openai" and call["status"] == "ok"
+    assert loser["end_state"] == "hedge_cancelled" and loser["charge_micros"] == 0
+    assert hedging_gateway.gateway.hedging.counts == {"late": 1, "hedged": 1, "cancelled": 1}

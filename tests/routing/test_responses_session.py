@@ -28,7 +28,8 @@ def _turn(name: str, **changes: Any) -> dict[str, Any]:
 def _post(gateway: Any, tenant: Any, body: dict[str, Any]) -> tuple[httpx.Response, list[dict[str, Any]]]:
     headers = {"authorization": f"Bearer {tenant.key}", "originator": "codex_exec", "session-id": "s1"}
     response = httpx.post(f"{gateway.base_url}/v1/responses", json=body, headers=headers, timeout=20)
-    events = [orjson.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    lines = response.content.decode().split("\n")  # UTF-8 (no charset on the stream): not split at U+0085
+    events = [orjson.loads(line[6:]) for line in lines if line.startswith("data: ")]
     return response, events
 
 

@@ -91,7 +91,10 @@ def test_candidates_respect_context_output_params_tenant_prefs_and_breaker():
     # nothing fits the requested output: the offering with a smaller output limit is used, clamped
     assert [o.provider for o in candidates(offerings, blocked, need, ProviderPrefs(), health)[0]] == ["c"]
     health.failure(4)
-    assert candidates(offerings, RECORD, need, ProviderPrefs(), health) == ([], "all_cooling_down")
+    no_fallbacks = ProviderPrefs(allow_fallbacks=False)
+    assert candidates(offerings, RECORD, need, no_fallbacks, health) == ([], "all_cooling_down")
+    # a caller that allows fallbacks gets the least-bad one tried instead (tests/routing/test_integrity_routing.py)
+    assert [o.provider for o in candidates(offerings, RECORD, need, ProviderPrefs(), health)[0]] == ["d"]
 
 
 def test_breaker_half_opens_after_cooldown_for_one_trial():

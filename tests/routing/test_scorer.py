@@ -235,3 +235,40 @@ def test_auto_picks_the_model_by_mode_and_keeps_fallbacks_within_it():
     assert {o.model for o in auto("quality").offerings} == {"big"}
     only_big = replace(RECORD, allowed_models=("big",))
     assert {o.model for o in auto("cost", only_big).offerings} == {"big"}
+
+
+def test_the_freshest_window_outweighs_the_hours_older_samples():
+    from routing.state.estimates import estimate_solo, fresh_first
+
+    assert fresh_first(0.2, 60, 0.0, 15) == (pytest.approx(0.2 * 11.25 / 26.25), 26.25)  # 45 older at a quarter
+    assert fresh_first(0.2, 60, None, 0) == (0.2, 60.0)  # no fresh window: the hour as before
+    [o] = FLEET[:1]
+    failed_long_ago = estimate_solo(o, honest(1, error_rate=0.25, recent_n=15, recent_error_rate=0.0))
+    failing_now = estimate_solo(o, honest(1, error_rate=0.25, recent_n=15, recent_error_rate=1.0))
+    hour_only = estimate_solo(o, honest(1, error_rate=0.25))
+    assert failed_long_ago.unreliability < hour_only.unreliability < failing_now.unreliability
+    still_slow = estimate_solo(o, honest(1, incidents=("ttft",), recent_n=15, recent_ttft_p50_ms=1500.0))
+    back = estimate_solo(o, honest(1, incidents=("ttft",), recent_n=15, recent_ttft_p50_ms=520.0))
+    assert still_slow.flag_penalty == 1.0 and back.flag_penalty == 0.0 and back.ttft_ms < still_slow.ttft_ms
+
+
+def test_a_half_open_breaker_and_its_successful_trial_outrank_evaluations_record_of_the_fault():
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    figures = {1: honest(1), 2: honest(2, ttft_p50_ms=900.0), 3: honest(3, price_n=30), 4: honest(4, price_n=30)}
+    best = route(state(list(figures.values()))).offerings[0].offering_id
+    figures[best] = honest(best, error_rate=0.25, availability=0.75, incidents=("availability",))
+    s = state(list(figures.values()))
+    assert route(s, health=health).offerings[0].offering_id != best  # evaluation's record holds it down
+    for _ in range(3):
+        health.failure(best)
+    assert health.drain_opened() == {best} and health.drain_opened() == set()  # evaluation is asked to re-probe
+    clock.advance(15)
+    assert route(s, health=health).offerings[0].offering_id == best  # half-open: the trial can win
+    health.begin(best)
+    health.success(best, 400.0)
+    assert health.live(best).recovered
+    clock.advance(60)
+    assert route(s, health=health).offerings[0].offering_id == best  # the trial worked: it keeps its traffic
+    health.failure(best)  # failing again: trust ends, evaluation's record counts again
+    assert not health.live(best).recovered and route(s, health=health).offerings[0].offering_id != best

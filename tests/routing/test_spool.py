@@ -4,15 +4,17 @@ removed only after Redis confirmed every event, torn lines dropped, one folder p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import os
+import threading
 from pathlib import Path
 
 import pytest
 import redis
 
 from contracts import redis_keys as rk
-from routing.handoff.replay import replay_once
+from routing.handoff.replay import replay_loop, replay_once
 from routing.handoff.spool import UsageSpool, spool_folder
 from routing.redis.pipe import RETRY_CONNECT_AFTER_S, PipelinedRedis, RedisUnavailable
 from tests.routing.own_redis import OwnRedis
@@ -141,3 +143,46 @@ async def test_events_held_in_memory_are_replayed_once_redis_answers(tmp_path, o
         b'{"request_id":"m2","tenant_id":1}',
     ]
     await client.close()
+
+
+class _BusyDisk(UsageSpool):
+    """A spool whose probes after the first (at start) wait until the test lets them go, as on a disk
+    busy with others' fsyncs; notes the thread each probe ran on."""
+
+    def __init__(self, folder: Path) -> None:
+        self.probe_threads: list[int] = []
+        self.let_go = threading.Event()
+        super().__init__(folder)
+
+    def _write_probe(self) -> OSError | None:
+        self.probe_threads.append(threading.get_ident())
+        if len(self.probe_threads) > 1:
+            self.let_go.wait(timeout=10)
+        return super()._write_probe()
+
+
+async def test_the_replay_loops_disk_probe_leaves_the_event_loop_free(tmp_path, own_redis):
+    spool = _BusyDisk(tmp_path)
+    loop = asyncio.get_running_loop()
+    client = PipelinedRedis(own_redis.url)
+    replayer = asyncio.create_task(replay_loop(client, spool, every_s=0.01))
+    try:
+        deadline = loop.time() + 10
+        while len(spool.probe_threads) < 2:  # a round's probe is under way (and held)
+            assert loop.time() < deadline, "the replay loop did not probe"
+            await asyncio.sleep(0)
+        assert await client.execute("PING") == b"PONG"  # the loop serves other work meanwhile
+        assert spool.replay_rounds == 1
+        spool.let_go.set()
+        while spool.replay_rounds < 2:
+            assert loop.time() < deadline, "the replay loop stopped"
+            await asyncio.sleep(0)
+        assert spool.writable is True
+        assert spool.probe_threads[0] == threading.get_ident()  # at start: on the caller's thread
+        assert threading.get_ident() not in spool.probe_threads[1:]
+    finally:
+        spool.let_go.set()
+        replayer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await replayer
+        await client.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from metering.invoices import InvoiceError, invoice_parse, provider_invoice_import
+from metering.provider_invoices import InvoiceError, invoice_parse, provider_invoice_import
 from metering.provider_truth import InvoiceMatch
 
 

@@ -16,6 +16,7 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from foundation.redis_client import get_redis
+from metering.console_push import ingest_followup
 from metering.dead_letters import (
     DeadLetter,
     dead_letter_repair,
@@ -24,7 +25,6 @@ from metering.dead_letters import (
     dead_letters_total,
     dead_letters_waiting,
 )
-from metering.live import ingest_followup
 
 PAYLOAD_PREVIEW_CHARS = 400  # enough to see the fields at fault; ``--full`` prints it whole
 

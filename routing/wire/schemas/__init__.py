@@ -6,6 +6,7 @@ from __future__ import annotations
 from routing.wire.fast_check import Checker
 from routing.wire.schema import Obj
 from routing.wire.schemas.chat import CHAT_REQUEST
+from routing.wire.schemas.embeddings import EMBEDDINGS_REQUEST
 from routing.wire.schemas.messages import COUNT_TOKENS_REQUEST, MESSAGES_REQUEST
 from routing.wire.schemas.responses import RESPONSES_REQUEST
 
@@ -15,6 +16,7 @@ BY_PATH: dict[str, Obj] = {
     "/v1/messages": MESSAGES_REQUEST,
     "/v1/messages/count_tokens": COUNT_TOKENS_REQUEST,
     "/v1/responses": RESPONSES_REQUEST,
+    "/v1/embeddings": EMBEDDINGS_REQUEST,
 }
 
 CHAT = Checker(CHAT_REQUEST)
@@ -23,5 +25,15 @@ COUNT_TOKENS = Checker(COUNT_TOKENS_REQUEST)
 RESPONSES = Checker(RESPONSES_REQUEST)
 CHECKERS = {"/v1/chat/completions": CHAT, "/v1/messages": MESSAGES, "/v1/messages/count_tokens": COUNT_TOKENS,
             "/v1/responses": RESPONSES}  # fmt: skip
+EMBEDDINGS = Checker(EMBEDDINGS_REQUEST)
+CHECKERS["/v1/embeddings"] = EMBEDDINGS
 
-__all__ = ["BY_PATH", "CHAT_REQUEST", "CHECKERS", "COUNT_TOKENS_REQUEST", "MESSAGES_REQUEST", "RESPONSES_REQUEST"]
+__all__ = [
+    "BY_PATH",
+    "CHAT_REQUEST",
+    "CHECKERS",
+    "COUNT_TOKENS_REQUEST",
+    "EMBEDDINGS_REQUEST",
+    "MESSAGES_REQUEST",
+    "RESPONSES_REQUEST",
+]
