@@ -18,15 +18,17 @@ from routing.handoff.drain import drain
 from routing.handoff.end_state import HOLD_EXHAUSTED
 from routing.http.asgi_io import Send, body_send, end_stream, respond, send_chunk, start_stream
 from routing.http.errors import GatewayError
+from routing.http.raw_out import raw_out
 from routing.http.sse import SseSplitter
 from routing.relay import responses
+from routing.relay.raw import OutputAllowancePassed, RawPump
 from routing.translate import response as translate
 from routing.translate.model_field import Renamed, rename_json
 from routing.translate.stream_anthropic import AnthropicPassthrough, AnthropicToOpenAI
 from routing.translate.stream_base import FailsInBand, StreamConverter
 from routing.translate.stream_openai import OpenAIPassthrough, OpenAIToAnthropic
 from routing.upstream.attempt import ATTEMPT_ERRORS, Opened
-from routing.upstream.reads import BufferedReads
+from routing.upstream.reads import BufferedReads, release_at_end
 
 log = logging.getLogger("routing.relay.answer")
 
@@ -36,10 +38,6 @@ TIMER_SLACK_S = 1.0  # idle-gap precision traded for fewer timer re-arms on the 
 # much, so an answer within its max_tokens is never cut; the charge is clamped to the allowance either way.
 CUTOFF_MARGIN_PCT = 100
 CUTOFF_MARGIN_TOKENS = 16
-
-
-class OutputAllowancePassed(Exception):
-    """The stream's output passed what its hold priced: the gateway ends it (end state hold_exhausted)."""
 
 
 def cutoff_tokens(allowance: int) -> int:
@@ -130,7 +128,7 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
         raise
     finally:
         if converter.done:
-            opened.response.release()
+            release_at_end(opened.response)  # kept alive for the next request once its body ends
         else:
             opened.response.close()
     await _finish(call, converter, send)
@@ -139,12 +137,30 @@ async def relay_stream(call: Call, opened: Opened, send: Send, *, idle_s: float,
 async def _pump(
     call: Call, opened: Opened, converter: StreamConverter, send: Send, *, idle_s: float, deadline: float
 ) -> None:
-    """Forward until the upstream's terminal event or EOF. One timer for the whole stream, moved
-    forward at most every ``TIMER_SLACK_S``: the idle gap is enforced within that slack, and the
-    deadline exactly, without a timer allocation per chunk."""
+    """Forward until the upstream's terminal event or EOF: from the upstream's read callback under uvicorn
+    (routing.relay.raw), else by this task. One timer for the whole stream, moved forward at most every
+    ``TIMER_SLACK_S``: the idle gap is enforced within that slack, and the deadline exactly, without a
+    timer allocation per chunk."""
+    chunk, opened.first = opened.first, b""  # the stream's frame holds no read while it waits for the next
+    # Counted per chunk: reasoning no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its
+    # catalog cap would otherwise run on past what its hold priced, and the provider bills every token of it.
+    cutoff = cutoff_tokens(call.output_allowance())
+    raw = raw_out(send)
+    if raw is not None:  # forwarded from the upstream's read callback (routing.relay.raw)
+        pump = RawPump(
+            call,
+            converter,
+            raw,
+            observe=call.facts.observe,
+            counted=call.tracker.output_estimate,
+            cutoff=cutoff,
+            idle_s=idle_s,
+            deadline=deadline,
+        )
+        if await pump.run(opened.response.content, chunk):
+            return
     splitter = SseSplitter()
     loop = asyncio.get_running_loop()
-    chunk, opened.first = opened.first, b""  # the stream's frame holds no read while it waits for the next
     slack = min(TIMER_SLACK_S, idle_s / 4)
     # Per relayed chunk, the loop body is the hot path: methods bound once, no coroutine of our own
     # between the read and the server's send (bench/gateway_instructions.py --profile paced).
@@ -155,9 +171,6 @@ async def _pump(
         converter.feed,
         call.tracker.output_estimate,
     )
-    # Counted per chunk: reasoning no max_tokens bounds (DeepSeek's reasoner) or a model thinking past its
-    # catalog cap would otherwise run on past what its hold priced, and the provider bills every token of it.
-    cutoff = cutoff_tokens(call.output_allowance())
     expiry: float | None = None  # when the timer fires; only this loop moves it
     async with asyncio.timeout(None) as timer:
         while chunk:

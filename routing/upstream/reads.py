@@ -61,3 +61,19 @@ class BufferedReads:
         while splits and splits[0] < cursor:
             splits.popleft()
         return data
+
+
+TAIL_WAIT_S = 5.0  # how long a stream's connection waits for its body's end after the terminal event
+
+
+def release_at_end(response: aiohttp.ClientResponse, wait_s: float = TAIL_WAIT_S) -> None:
+    """A stream whose terminal event was relayed (``data: [DONE]``, ``message_stop``): its connection goes
+    back to the pool for the next request once the body's end arrives — in a chunked body the ``0``
+    chunk often comes in a read after the terminal event, and releasing before it closes the connection
+    (aiohttp cannot reuse one mid-body). aiohttp releases it itself at the end of the body (its own eof
+    callback); a body that does not end within ``wait_s`` is closed."""
+    content = response.content
+    if content.is_eof() or content.exception() is not None or response.closed:
+        response.release()
+        return
+    response.content.on_eof(asyncio.get_running_loop().call_later(wait_s, response.close).cancel)
