@@ -7,9 +7,11 @@ per published stats version."""
 from __future__ import annotations
 
 import gzip
+import json
 import time
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
@@ -17,7 +19,12 @@ from catalog.models import OfferingPrice
 from contracts import redis_keys
 from contracts.usage import Tokens
 from evaluation.board_reads import latency_distributions
+from evaluation.services.refresh import BOARD_PRERENDER_TASK, board_prerender_enqueue
+from foundation.redis_client import get_broker_redis
+from frontend.data.leaderboard import WINDOWS
 from frontend.data.offering_facts import quantisation
+from frontend.prerender import board_prerender
+from frontend.tasks import board_prerender_task
 from metering.ingest import usage_ingest
 from tests.factories import issue_key
 from tests.frontend.site import measure, populate
@@ -164,6 +171,32 @@ def test_board_is_cached_per_published_stats_version(site, redis_client):
     redis_client.incr(redis_keys.STATS_VERSION)  # the refresh publishes: the next view is the new one
     fresh = Client().get("/")
     assert fresh["X-Board-Cache"] == "miss" and "333 ms" in _row(fresh.content.decode(), "deepseek")
+
+
+def test_a_publish_prerenders_the_default_views_for_every_web_process(site, redis_client):
+    """After a publish the worker renders each window × language (no other query) into the shared cache,
+    so the first visitor of the new version, on any web process, reads a cached page."""
+    redis_client.incr(redis_keys.STATS_VERSION)
+    assert board_prerender() == len(WINDOWS) * 2  # every window in English and in Chinese
+    assert board_prerender() == 0  # already there: nothing rendered twice
+    for path in ("/", "/leaderboard/"):  # one page under two addresses, one entry
+        first = Client().get(path)
+        assert first["X-Board-Cache"] == "hit" and "420 ms" in _row(first.content.decode(), "deepseek")
+    week = Client(headers={"accept-language": "zh-hans"}).get("/", {"window": "7d"})
+    assert week["X-Board-Cache"] == "hit" and 'lang="zh-hans"' in week.content.decode()
+    assert Client().get("/", {"sort": "tps"})["X-Board-Cache"] == "miss"  # other views render on their visit
+
+
+def test_the_stats_publish_enqueues_the_prerender(redis_client):
+    from tokenway.celery import app  # the project's app, as in the worker that publishes
+
+    assert app.conf.broker_url == settings.CELERY_BROKER_URL
+    broker = get_broker_redis()
+    before = broker.llen("default")
+    board_prerender_enqueue()
+    assert broker.llen("default") == before + 1
+    message = json.loads(broker.lindex("default", 0) or b"{}")
+    assert message["headers"]["task"] == BOARD_PRERENDER_TASK == board_prerender_task.name
 
 
 @pytest.mark.parametrize(
