@@ -65,7 +65,7 @@ def test_the_first_tab_stop_skips_to_the_content(browser, live_url, transactiona
         page.goto(path)
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.className") == "skip-link"
-        assert page.locator(".skip-link").is_visible()  # shown when focused
+        assert page.locator(".skip-link").first.is_visible()  # shown when focused
         page.keyboard.press("Enter")
         assert page.evaluate("document.activeElement.id") == target
         page.keyboard.press("Tab")  # the next stop is inside the content, past the header and side navigation
