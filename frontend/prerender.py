@@ -16,7 +16,7 @@ from frontend.views.leaderboard import board_body, index_build
 DEFAULT_WINDOW = "24h"
 
 
-def _request(window: str) -> HttpRequest:
+def prerender_request(window: str) -> HttpRequest:
     """A GET of the board's canonical address with the window (the default window has no query)."""
     query = "" if window == DEFAULT_WINDOW else f"window={window}"
     request = HttpRequest()
@@ -29,8 +29,8 @@ def _request(window: str) -> HttpRequest:
 
 def _render(request: HttpRequest) -> bool:
     """True when the page was rendered (False: another visitor or worker had stored it meanwhile)."""
-    _page, hit = board_body(request, lambda: index_build(request), path=request.path)
-    return not hit
+    _page, source = board_body(request, lambda: index_build(request), path=request.path, stale_ok=False)
+    return source == "miss"
 
 
 def board_prerender() -> int:
@@ -39,7 +39,7 @@ def board_prerender() -> int:
     for language, _name in settings.LANGUAGES:
         with translation.override(language):
             for window in WINDOWS:
-                request = _request(window)
+                request = prerender_request(window)
                 key = board_cache.page_key(request, path=request.path)
                 if key is None or board_cache.get(key) is not None or not board_cache.claim(key):
                     continue

@@ -9,7 +9,9 @@ is its own entry.
 
 The entries live in the platform's Redis (not Django's per-process cache), compressed: every web process
 reads what any of them, or the worker that pre-renders the default views after a publish
-(``frontend.tasks.board_prerender``), rendered.
+(``frontend.tasks.board_prerender``), rendered. While that worker renders a view of the new version, a
+visitor of that view is served the view's previous version (``stale``) instead of rendering it a second
+time; a view nobody is rendering is rendered on its visit, so a page is never older than one refresh.
 """
 
 from __future__ import annotations
@@ -56,10 +58,29 @@ def get(key: str) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def _latest(key: str) -> str:
+    """The pointer to the newest rendered version of the view ``key`` names (versions left out)."""
+    language, digest = key.rsplit(":", 2)[-2:]
+    return f"{PREFIX}latest:{language}:{digest}"
+
+
 def put(key: str, page: dict[str, Any]) -> None:
-    get_redis().set(key, zlib.compress(json.dumps(page).encode(), 1), ex=TTL_S)
+    client = get_redis()
+    client.set(key, zlib.compress(json.dumps(page).encode(), 1), ex=TTL_S)
+    client.set(_latest(key), key, ex=TTL_S)
 
 
 def claim(key: str, *, ttl_s: int = 60) -> bool:
     """True for the one caller that may render ``key`` now (pre-renders do not repeat each other's work)."""
     return bool(get_redis().set(f"{key}:rendering", "1", nx=True, ex=ttl_s))
+
+
+def stale(key: str) -> dict[str, Any] | None:
+    """The view's previous version while ``key`` is being rendered by someone else, else None."""
+    client = get_redis()
+    if not client.exists(f"{key}:rendering"):
+        return None
+    previous = client.get(_latest(key))
+    if not isinstance(previous, bytes) or previous.decode() == key:
+        return None
+    return get(previous.decode())

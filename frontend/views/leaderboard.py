@@ -191,28 +191,36 @@ def _trend_window(window: str) -> str:
 
 
 def board_body(
-    request: HttpRequest, build: Callable[[], tuple[str, str, dict[str, Any]]], *, path: str | None = None
-) -> tuple[dict[str, Any], bool]:
+    request: HttpRequest,
+    build: Callable[[], tuple[str, str, dict[str, Any]]],
+    *,
+    path: str | None = None,
+    stale_ok: bool = True,
+) -> tuple[dict[str, Any], str]:
     """The page's body (and title) from the cache (per stats and catalog version, language and query), else
-    built, rendered and stored; True when it came from the cache."""
+    built, rendered and stored; with where it came from: ``hit``, ``stale`` (the previous version, while a
+    worker renders this one) or ``miss`` (rendered here)."""
     key = board_cache.page_key(request, path=path)
     page = board_cache.get(key) if key else None
     if page is not None:
-        return page, True
+        return page, "hit"
+    page = board_cache.stale(key) if key and stale_ok else None
+    if page is not None:
+        return page, "stale"
     title, template, context = build()
     page = {"title": str(title), "body": render_to_string(template, context)}
     if key:
         board_cache.put(key, page)
-    return page, False
+    return page, "miss"
 
 
 def _cached_page(
     request: HttpRequest, build: Callable[[], tuple[str, str, dict[str, Any]]], *, path: str | None = None
 ) -> HttpResponse:
     """The cached body in a frame rendered per request (navigation, language form, CSRF)."""
-    page, hit = board_body(request, build, path=path)
+    page, source = board_body(request, build, path=path)
     response = render(request, "frontend/leaderboard/page.html", {"section": "leaderboard", **page})
-    response["X-Board-Cache"] = "hit" if hit else "miss"
+    response["X-Board-Cache"] = source
     return response
 
 
