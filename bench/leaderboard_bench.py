@@ -13,8 +13,8 @@ two requests turns a warm view cold) is counted under what it was.
 
 The default views (each window, no other query) are pre-rendered by a worker right after each stats publish;
 ``--default-s`` seconds (spanning at least one 30 s refresh) of visits to ``/`` and ``/?window=7d``, one every
-second in each language, show how a visitor meets them: ``hit`` when the pre-render was there first, ``cold``
-when the visit came before it.
+second in each language, show how a visitor meets them: warm when the pre-render was there first, stale (the
+previous version) while the worker renders it, cold when the visit came before the worker claimed it.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class Sample:
 class Page:
     name: str
     path: str
-    samples: dict[str, list[Sample]] = field(default_factory=lambda: {"cold": [], "warm": []})
+    samples: dict[str, list[Sample]] = field(default_factory=lambda: {"cold": [], "warm": [], "stale": []})
 
 
 def fetch(host: str, port: int, path: str, language: str = "en") -> Sample:
@@ -104,7 +104,7 @@ def measure_defaults(host: str, port: int, pages: list[Page], seconds: float) ->
         for page in pages:
             for language in ("en", "zh-hans"):
                 got = fetch(host, port, page.path, language)
-                page.samples["warm" if got.cache == "hit" else "cold"].append(got)
+                page.samples[{"hit": "warm", "stale": "stale"}.get(got.cache, "cold")].append(got)
         time.sleep(1.0)
 
 
@@ -119,7 +119,7 @@ def table(pages: list[Page]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for page in pages:
-        for view in ("cold", "warm"):
+        for view in ("cold", "warm", "stale"):
             got = page.samples[view]
             if not got:
                 continue
