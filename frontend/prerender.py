@@ -34,14 +34,19 @@ def _render(request: HttpRequest) -> bool:
 
 
 def board_prerender() -> int:
-    """Render the default views missing from the cache for the published version; the number rendered."""
-    rendered = 0
+    """Render the default views missing from the cache for the published version; the number rendered.
+    Every view is claimed before the first is rendered, so from then on their visitors get the previous
+    version (board_cache.stale) instead of rendering one themselves."""
+    claimed: list[tuple[str, HttpRequest]] = []
     for language, _name in settings.LANGUAGES:
         with translation.override(language):
-            for window in WINDOWS:
+            for window in (DEFAULT_WINDOW, *(w for w in WINDOWS if w != DEFAULT_WINDOW)):
                 request = prerender_request(window)
                 key = board_cache.page_key(request, path=request.path)
-                if key is None or board_cache.get(key) is not None or not board_cache.claim(key):
-                    continue
-                rendered += _render(request)
+                if key is not None and board_cache.get(key) is None and board_cache.claim(key):
+                    claimed.append((language, request))
+    rendered = 0
+    for language, request in claimed:
+        with translation.override(language):
+            rendered += _render(request)
     return rendered
