@@ -10,6 +10,11 @@ reads, the same bytes). Warm repeats a view already cached. Every request opens 
 byte (TTFB) and to its last; bytes are the body as sent and decompressed. The ``X-Board-Cache`` header says
 whether the body came from the cache; a sample whose answer is not the one intended (a refresh between
 two requests turns a warm view cold) is counted under what it was.
+
+The default views (each window, no other query) are pre-rendered by a worker right after each stats publish;
+``--default-s`` seconds (spanning at least one 30 s refresh) of visits to ``/`` and ``/?window=7d``, one every
+second in each language, show how a visitor meets them: warm when the pre-render was there first, stale (the
+previous version) while the worker renders it, cold when the visit came before the worker claimed it.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ class Sample:
 class Page:
     name: str
     path: str
-    samples: dict[str, list[Sample]] = field(default_factory=lambda: {"cold": [], "warm": []})
+    samples: dict[str, list[Sample]] = field(default_factory=lambda: {"cold": [], "warm": [], "stale": []})
 
 
 def fetch(host: str, port: int, path: str, language: str = "en") -> Sample:
@@ -93,6 +98,16 @@ def measure(host: str, port: int, page: Page, rounds: int, language: str) -> Non
             page.samples["warm" if warm.cache == "hit" else "cold"].append(warm)
 
 
+def measure_defaults(host: str, port: int, pages: list[Page], seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for page in pages:
+            for language in ("en", "zh-hans"):
+                got = fetch(host, port, page.path, language)
+                page.samples[{"hit": "warm", "stale": "stale"}.get(got.cache, "cold")].append(got)
+        time.sleep(1.0)
+
+
 def _q(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
@@ -104,7 +119,7 @@ def table(pages: list[Page]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for page in pages:
-        for view in ("cold", "warm"):
+        for view in ("cold", "warm", "stale"):
             got = page.samples[view]
             if not got:
                 continue
@@ -132,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="the running stack (make run)")
     parser.add_argument("--rounds", type=int, default=12, help="cold views per page (each followed by 2 warm)")
     parser.add_argument("--language", default="en")
+    parser.add_argument("--default-s", type=float, default=40.0, help="seconds of visits to the default views")
     args = parser.parse_args(argv)
     parts = urlsplit(args.url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -144,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for page in pages:
         measure(host, port, page, args.rounds, args.language)
-    print(table(pages))
+    defaults = [Page("default view /", "/"), Page("default view 7 d", "/?window=7d")]
+    measure_defaults(host, port, defaults, args.default_s)
+    print(table(pages + defaults))
     print(
         f"\ntarget: first byte under {TARGET_MS:.0f} ms. Reproduce: "
         f"PYTHONPATH=.:platform .venv/bin/python -m bench.leaderboard_bench --url {args.url} --rounds {args.rounds}"

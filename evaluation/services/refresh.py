@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
+from celery import current_app
 from django.utils import timezone
 
 from evaluation.models import Incident
@@ -14,6 +16,12 @@ from evaluation.services.leaderboard_push import leaderboard_notify
 from evaluation.services.rollup import rollups_backfill
 from evaluation.services.snapshot import build_snapshot, snapshot_publish
 from foundation.redis_client import get_redis
+
+logger = logging.getLogger(__name__)
+
+# The frontend's task that renders the leaderboard's default views for a new version (named, not imported:
+# evaluation does not import the frontend).
+BOARD_PRERENDER_TASK = "frontend.board_prerender"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,4 +49,17 @@ def stats_refresh(*, force: bool = False) -> RefreshReport:
         generated_at=snapshot.generated_at,
         incidents_open=Incident.objects.filter(closed_at__isnull=True).count(),
     )
+    board_prerender_enqueue()
     return RefreshReport(windows=windows, opened=opened, closed=closed, version=version)
+
+
+def board_prerender_enqueue() -> None:
+    """Ask a worker to render the leaderboard's default views of the version just published; a broker that
+    does not answer costs the first visitors a cold page, never the publish. A process without the project's
+    Celery app (no broker configured: a management command, a test) has no worker to ask."""
+    if not current_app.conf.broker_url:
+        return
+    try:
+        current_app.send_task(BOARD_PRERENDER_TASK, queue="default", retry=False)
+    except Exception:  # any broker failure: the pages render on their first visit instead
+        logger.warning("could not enqueue %s", BOARD_PRERENDER_TASK, exc_info=True)

@@ -27,6 +27,7 @@ from evaluation.selectors import (
     offering_trends,
 )
 from frontend.data.offering_facts import cache_write_price, parameters, quantisation
+from frontend.templatetags.tw import region_name
 from metering.selectors import tokens_served_by_offering
 
 WINDOWS = ("15m", "1h", "24h", "7d")
@@ -276,7 +277,7 @@ def trend(*, rows: list[Row], window: str, region: str = ALL_REGIONS, metric: st
     """One metric over time for the most-sampled offerings, one line each.
 
     ``{"metric", "window", "labels": [iso...], "series": [{label, offering_id, provider, values, lo, hi}],
-    "incidents": [{offering_id, label, metric, region, opened_at, index}]}``; buckets without data are None.
+    "incidents": [{offering_id, label, metric, region, region_name, opened_at, index}]}``; buckets without data are None.
     """
     name = TREND_METRICS.get(metric, "ttft_p50")
     # Offerings with an open incident first: an incident is what a reader of the trend most needs to see.
@@ -329,6 +330,7 @@ def incident_markers(rows: list[Row], region: str, times: list[str]) -> list[dic
                 "label": labels[item.offering_id],
                 "metric": item.metric,
                 "region": item.region,
+                "region_name": region_name(item.region),
                 "direction": item.direction,
                 "opened_at": item.opened_at,
                 "closed_at": item.closed_at,

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
@@ -139,7 +140,7 @@ def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[d
     return columns
 
 
-def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
+def _context(request: HttpRequest, *, base: str | None = None, **fixed: str) -> dict[str, Any]:
     window = request.GET.get("window", "24h")
     window = window if window in WINDOWS else "24h"
     reads = {(window, ALL_REGIONS): stats_read(window, ALL_REGIONS)}  # read once, shared with the region table
@@ -161,7 +162,7 @@ def _context(request: HttpRequest, **fixed: str) -> dict[str, Any]:
         "section": "leaderboard",
         "params": params,
         "notices": notices,
-        "columns": _columns(params, fixed, request.path),
+        "columns": _columns(params, fixed, base or request.path),
         "rows": rows,
         "total": len(all_rows),
         "min_n": MIN_N,
@@ -189,30 +190,50 @@ def _trend_window(window: str) -> str:
     return window if window in WINDOWS else "24h"
 
 
-def _cached_page(request: HttpRequest, build: Callable[[], tuple[str, str, dict[str, Any]]]) -> HttpResponse:
-    """The page's body from the cache (per stats and catalog version, language and query), else built,
-    rendered and stored; the frame around it (navigation, language form, CSRF) is rendered per request."""
-    key = board_cache.page_key(request)
+def board_body(
+    request: HttpRequest,
+    build: Callable[[], tuple[str, str, dict[str, Any]]],
+    *,
+    path: str | None = None,
+    stale_ok: bool = True,
+) -> tuple[dict[str, Any], str]:
+    """The page's body (and title) from the cache (per stats and catalog version, language and query), else
+    built, rendered and stored; with where it came from: ``hit``, ``stale`` (the previous version, while a
+    worker renders this one) or ``miss`` (rendered here)."""
+    key = board_cache.page_key(request, path=path)
     page = board_cache.get(key) if key else None
-    hit = page is not None
-    if page is None:
-        title, template, context = build()
-        page = {"title": str(title), "body": render_to_string(template, context)}
-        if key:
-            board_cache.put(key, page)
+    if page is not None:
+        return page, "hit"
+    page = board_cache.stale(key) if key and stale_ok else None
+    if page is not None:
+        return page, "stale"
+    title, template, context = build()
+    page = {"title": str(title), "body": render_to_string(template, context)}
+    if key:
+        board_cache.put(key, page)
+    return page, "miss"
+
+
+def _cached_page(
+    request: HttpRequest, build: Callable[[], tuple[str, str, dict[str, Any]]], *, path: str | None = None
+) -> HttpResponse:
+    """The cached body in a frame rendered per request (navigation, language form, CSRF)."""
+    page, source = board_body(request, build, path=path)
     response = render(request, "frontend/leaderboard/page.html", {"section": "leaderboard", **page})
-    response["X-Board-Cache"] = "hit" if hit else "miss"
+    response["X-Board-Cache"] = source
     return response
+
+
+def index_build(request: HttpRequest) -> tuple[str, str, dict[str, Any]]:
+    context = _with_trend(_context(request, base=reverse("frontend:home")))
+    _regions_context(context)
+    return _("Leaderboard"), "frontend/leaderboard/index.html", context
 
 
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    def build() -> tuple[str, str, dict[str, Any]]:
-        context = _with_trend(_context(request))
-        _regions_context(context)
-        return _("Leaderboard"), "frontend/leaderboard/index.html", context
-
-    return _cached_page(request, build)
+    """``/`` and ``/leaderboard/`` are one page and one cache entry."""
+    return _cached_page(request, lambda: index_build(request), path=reverse("frontend:home"))
 
 
 @require_GET

@@ -7,17 +7,26 @@ per published stats version."""
 from __future__ import annotations
 
 import gzip
+import json
 import time
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
+from django.utils import translation
 
 from catalog.models import OfferingPrice
 from contracts import redis_keys
 from contracts.usage import Tokens
 from evaluation.board_reads import latency_distributions
+from evaluation.services.refresh import BOARD_PRERENDER_TASK, board_prerender_enqueue
+from foundation.redis_client import get_broker_redis
+from frontend.data import board_cache
+from frontend.data.leaderboard import WINDOWS
 from frontend.data.offering_facts import quantisation
+from frontend.prerender import board_prerender, prerender_request
+from frontend.tasks import board_prerender_task
 from metering.ingest import usage_ingest
 from tests.factories import issue_key
 from tests.frontend.site import measure, populate
@@ -117,7 +126,7 @@ def test_offering_page_has_all_of_it_and_its_incidents(site):
     measured = html[html.index('id="offering-measured"') :]
     assert "85.0%" in measured and "n 60" in measured and 'aria-label="Distribution of 143 probes' in measured
     incidents = html[html.index('id="offering-incidents"') :]
-    assert "TTFT" in incidents and "beijing" in incidents and "320.0" in incidents and "540.0" in incidents
+    assert "TTFT" in incidents and "Beijing" in incidents and "320.0" in incidents and "540.0" in incidents
     assert f'"incidents": [{{"offering_id": {deepseek.pk}' in html  # the trend's marker, in the page's data
 
 
@@ -164,6 +173,49 @@ def test_board_is_cached_per_published_stats_version(site, redis_client):
     redis_client.incr(redis_keys.STATS_VERSION)  # the refresh publishes: the next view is the new one
     fresh = Client().get("/")
     assert fresh["X-Board-Cache"] == "miss" and "333 ms" in _row(fresh.content.decode(), "deepseek")
+
+
+def test_a_publish_prerenders_the_default_views_for_every_web_process(site, redis_client):
+    """After a publish the worker renders each window × language (no other query) into the shared cache,
+    so the first visitor of the new version, on any web process, reads a cached page."""
+    redis_client.incr(redis_keys.STATS_VERSION)
+    assert board_prerender() == len(WINDOWS) * 2  # every window in English and in Chinese
+    assert board_prerender() == 0  # already there: nothing rendered twice
+    for path in ("/", "/leaderboard/"):  # one page under two addresses, one entry
+        first = Client().get(path)
+        assert first["X-Board-Cache"] == "hit" and "420 ms" in _row(first.content.decode(), "deepseek")
+    week = Client(headers={"accept-language": "zh-hans"}).get("/", {"window": "7d"})
+    assert week["X-Board-Cache"] == "hit" and 'lang="zh-hans"' in week.content.decode()
+    assert Client().get("/", {"sort": "tps"})["X-Board-Cache"] == "miss"  # other views render on their visit
+
+
+def test_while_the_worker_renders_a_view_its_visitors_get_the_previous_version(site, redis_client):
+    deepseek = site[0]
+    redis_client.incr(redis_keys.STATS_VERSION)
+    assert Client().get("/")["X-Board-Cache"] == "miss"
+    measure(deepseek, ttft=333, tps=62, n=130, hit=0.8)
+    redis_client.incr(redis_keys.STATS_VERSION)  # a publish: the worker claims the view and renders it
+    with translation.override("en"):
+        key = board_cache.page_key(prerender_request("24h"), path="/")
+    assert key is not None and board_cache.claim(key)
+    stale = Client().get("/")
+    assert stale["X-Board-Cache"] == "stale" and "420 ms" in _row(stale.content.decode(), "deepseek")
+    assert Client().get("/", {"window": "1h"})["X-Board-Cache"] == "miss"  # a view nobody renders: rendered now
+    redis_client.delete(f"{key}:rendering")  # the worker gave up: the next visitor renders the new version
+    fresh = Client().get("/")
+    assert fresh["X-Board-Cache"] == "miss" and "333 ms" in _row(fresh.content.decode(), "deepseek")
+
+
+def test_the_stats_publish_enqueues_the_prerender(redis_client):
+    from tokenway.celery import app  # the project's app, as in the worker that publishes
+
+    assert app.conf.broker_url == settings.CELERY_BROKER_URL
+    broker = get_broker_redis()
+    before = broker.llen("default")
+    board_prerender_enqueue()
+    assert broker.llen("default") == before + 1
+    message = json.loads(broker.lindex("default", 0) or b"{}")
+    assert message["headers"]["task"] == BOARD_PRERENDER_TASK == board_prerender_task.name
 
 
 @pytest.mark.parametrize(

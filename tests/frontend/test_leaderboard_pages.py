@@ -53,8 +53,8 @@ def test_model_page_compares_regions_and_offering_page_has_its_history(site):
     html = Client().get("/models/deepseek-v4-flash/").content.decode()
     regions = html[html.index('id="regions-title"') :]
     assert (
-        'data-label="beijing"><span class="v">380 ms' in regions
-        and 'data-label="shanghai"><span class="v">450 ms' in regions
+        'data-label="Beijing"><span class="v">380 ms' in regions
+        and 'data-label="Shanghai"><span class="v">450 ms' in regions
     )
     offering = Client().get(f"/offerings/{deepseek.pk}/")
     assert offering.status_code == 200 and offering.context["trend"]["series"][0]["offering_id"] == deepseek.pk

@@ -216,6 +216,8 @@
       item.append(svg, document.createTextNode(d.label));
       return item;
     }));
+    // A legend that scrolls is reachable from the keyboard (WCAG 2.1.1), one that fits is not a tab stop.
+    if (box.scrollHeight > box.clientHeight + 1) box.tabIndex = 0; else box.removeAttribute("tabindex");
   }
 
   function drawTrend(data) {
@@ -267,7 +269,7 @@
     const list = document.getElementById("trend-incidents");
     if (list) list.replaceChildren(...(data.incidents || []).map((m) => {
       const li = document.createElement("li");
-      li.textContent = "⚠ " + tw.t("incident_line", { label: m.label, metric: tw.t("metric_" + m.metric), region: m.region, at: new Date(m.opened_at).toLocaleString() });
+      li.textContent = "⚠ " + tw.t("incident_line", { label: m.label, metric: tw.t("metric_" + m.metric), region: m.region_name || m.region, at: new Date(m.opened_at).toLocaleString() });
       return li;
     }));
     document.querySelectorAll("[data-trend-metric]").forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.trendMetric === trendSel.metric)));
