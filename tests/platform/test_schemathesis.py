@@ -136,7 +136,8 @@ def test_every_operation_answers_in_schema_and_never_with_a_server_error(world):
         )
         def run(case):
             _point_at_real_objects(case, world, next(turns))
-            headers = _headers_for(case.operation, world["auth"])
+            # identity: the in-process transport hands back the body as sent, and pages are gzipped on request
+            headers = {**_headers_for(case.operation, world["auth"]), "Accept-Encoding": "identity"}
             response = case.call(headers=headers)
             statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
             label = f"{case.method} {case.formatted_path} {case.query or ''} -> {response.status_code}"

@@ -98,7 +98,10 @@ def test_calls_are_admitted_settled_and_their_events_land_on_the_tenants_shard(o
         events = gateway.wait_events(tenant.record.tenant_id, 2)
         assert [e["status"] for e in events] == ["ok", "ok"] and {e["stream"] for e in events} == {False, True}
         charged = sum(e["charge_micros"] for e in events)
-        assert charged > 0 and tenant.avail() == before - charged  # held, then settled to the charge
+        assert charged > 0
+        # held, then settled to the charge (settlement is its own round trip after the usage event)
+        settled = before - charged
+        wait_until(lambda t=tenant, s=settled: t.avail() == s, timeout=10, message="both calls settled")
         tid = tenant.record.tenant_id
         assert (
             gateway.client.hlen(rk.tenant_holds(tid)) == 0 and gateway.client.zcard(rk.tenant_hold_expiries(tid)) == 0

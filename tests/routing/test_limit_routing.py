@@ -88,4 +88,4 @@ def test_a_burst_against_a_20_rpm_offering_meets_no_429_with_learned_limits(pati
     print(f"burst of {BURST} at 20 RPM: without learned limits {without}, with {learned}")
     assert without["429"] >= 1, without  # the cliff is real: the 21st request finds it
     assert learned["429"] == 0, learned
-    assert learned["openai"] >= 15, learned  # the offering's room was used, not just avoided
+    assert learned["openai"] >= 10, learned  # the room was used (half of 20 at least), not just avoided

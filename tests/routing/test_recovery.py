@@ -15,8 +15,6 @@ from tests.routing.conftest import add_fault
 from tests.routing.test_truth_routing import chat, fast, offering_id, publish_stats, slow
 from tests.waiting import ManualClock, wait_until
 
-pytestmark = pytest.mark.cluster
-
 MODEL = "deepseek-v3.2"
 STEP_S = 15.0  # one request every 15 simulated seconds
 FAULT_S = 240.0  # the fault lasts four minutes
