@@ -1,11 +1,13 @@
 """Every page in a real browser, in English and Simplified Chinese, at 360 px and 1440 px: the expected
-status, no console errors, no failed requests, no sideways page scroll; a screenshot of each under
+status, no console errors, no failed requests, no sideways page scroll, no serious or critical WCAG 2.2 AA
+violation found by axe-core (tests/frontend/e2e/axe.py); a screenshot of each under
 artifacts/screenshots/<lang>-<width>/ (README, Tests)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.frontend.e2e.axe import axe_install, axe_serious
 from tests.frontend.e2e.conftest import SHOTS, login_cookie
 from tests.frontend.site import populate
 
@@ -23,6 +25,7 @@ def _context(browser, live_url, language: str, width: int, cookie: dict[str, str
     )
     if cookie:
         context.add_cookies([cookie])
+    axe_install(context)  # axe-core is a devDependency (npm ci in frontend/): missing, the walk fails
     return context
 
 
@@ -56,6 +59,9 @@ def _visit(page, site_page, problems: list[str]) -> None:
         problems.append(f"{site_page.name}: page scrolls sideways ({width} px > {viewport} px)")
     problems.extend(f"{site_page.name}: console error {e}" for e in errors)
     problems.extend(f"{site_page.name}: failed request {f}" for f in failed)
+    problems.extend(
+        f"{site_page.name}: axe {v['impact']} {v['id']} ({v['help']}) {v['nodes']}" for v in axe_serious(page)
+    )
 
 
 @pytest.mark.parametrize("width", [360, 1440])
