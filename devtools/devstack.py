@@ -10,7 +10,8 @@ data lives under the data dir (``TOKENWAY_DATA_DIR``, default ``.data/``).
   PostgreSQL; exits 0 after a requested stop. ``stack.env`` is removed on the way out.
   ``TOKENWAY_REDIS_CLUSTER=1`` without ``REDIS_URL``: the data Redis is an embedded
   3-master Redis Cluster (not kept between runs), Celery and Channels the plain one.
-- ``test``: a throw-away Redis for the test suite and the benchmarks. With
+- ``test``: a throw-away Redis for the test suite and the benchmarks, and ``synchronous_commit=off`` for
+  every PostgreSQL session of the run (``PGOPTIONS``). With
   ``TOKENWAY_TEST_REDIS_CLUSTER=1`` the data Redis is a throw-away 3-master Redis
   Cluster (``REDIS_URL`` with ``TOKENWAY_REDIS_CLUSTER=1``) and Celery and Channels get
   a plain Redis of their own (``CELERY_BROKER_URL``, ``CHANNELS_REDIS_URL``).
@@ -236,6 +237,9 @@ def run_tests(command: list[str]) -> int:
     with ExitStack() as stack:
         cluster = os.environ.get("TOKENWAY_TEST_REDIS_CLUSTER") == "1"
         env = {**os.environ, "TOKENWAY_ENV": "test", **services_env(stack, persistent=False, redis=not cluster)}
+        # A test database needs no durability against a PostgreSQL crash: commits (and every test's TRUNCATE)
+        # return without waiting for the WAL flush. A stopped server still flushes; nothing of a run is lost.
+        env["PGOPTIONS"] = f"{os.environ.get('PGOPTIONS', '')} -c synchronous_commit=off".strip()
         if cluster:
             env.update(cluster_env(stack, persistent=False))
         process = subprocess.Popen(command, env=env)
