@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 
 from contracts import redis_keys as rk
 from contracts.apikey_format import generate_key, hash_key
@@ -154,8 +155,6 @@ def test_answered_calls_are_billed_and_paid_work_is_refused_while_neither_redis_
 
 
 def _gauge(page: str, name: str) -> float:
-    """The value of an unlabelled gauge on a Prometheus text page (0 when absent)."""
-    for line in page.splitlines():
-        if line.startswith(f"{name} "):
-            return float(line.split()[1])
-    return 0.0
+    """An unlabelled gauge's value on a Prometheus page, read by prometheus_client's own parser (0 when absent)."""
+    samples = (s for family in text_string_to_metric_families(page) for s in family.samples)
+    return next((s.value for s in samples if s.name == name and not s.labels), 0.0)
