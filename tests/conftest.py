@@ -12,6 +12,20 @@ from django.conf import settings
 FIXTURES = Path(__file__).parent / "platform" / "fixtures"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_test_plumbing() -> Iterator[None]:
+    """What is not under test made cheap: transactional tests end by emptying only the tables that hold
+    rows (tests/db_reset.py), and passwords are hashed with MD5, as PBKDF2 at production cost (0.2-0.3 s a
+    user on a 2-core machine) dominated the set-up of every test with a member; the hasher is not what they check."""
+    from django.test import override_settings
+
+    from tests.db_reset import install
+
+    install()
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture
 def redis_client() -> Iterator[redis.Redis]:
     """The data Redis, emptied before and after: a ``redis.RedisCluster`` when the session runs on a
