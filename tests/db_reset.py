@@ -63,7 +63,7 @@ def empty_tables(alias: str) -> None:
 
 def install() -> None:
     """Make every transactional test of the session end with :func:`empty_tables`."""
-    django_flush: Callable[[TransactionTestCase], None] = TransactionTestCase._fixture_teardown
+    django_flush: Callable[[TransactionTestCase], None] = getattr(TransactionTestCase, "_fixture_teardown")  # noqa: B009
 
     def fixture_teardown(self: Any) -> None:
         if self.available_apps is not None or self.serialized_rollback:
@@ -76,4 +76,4 @@ def install() -> None:
                 django_flush(self)
                 return
 
-    TransactionTestCase._fixture_teardown = fixture_teardown  # type: ignore[method-assign]
+    setattr(TransactionTestCase, "_fixture_teardown", fixture_teardown)  # noqa: B010 (private: not in the stubs)
