@@ -47,11 +47,15 @@ test: install
 test-fast: install
 	@TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 $(PY) -m devtools.testlanes --coverage "" --durations 10 $(LANES) -- -m 'not slow and not deployed and not browser' $(PYTEST_ARGS)
 
+# The test files that mark tests with $(1) (`pytest.mark.$(1)`): a second run collects only those, not the whole
+# suite (15 s of CPU each). .ci/run checks that the selection finds every marked test (devtools/marked_files.py).
+marked = $(shell $(PY) -m devtools.marked_files $(1))
+
 # Tests marked `cluster` (they depend on where keys live) against a throw-away 3-master Redis Cluster (REDIS_URL,
 # with Celery and Channels on a plain Redis of their own) and three usage shards; `single_redis` ones need one server.
 test-cluster: install
 	@TOKENWAY_TEST_REDIS_CLUSTER=1 TOKENWAY_USAGE_SHARDS=3 $(PY) -m devtools.devstack test -- $(PY) -m pytest \
-		-m 'cluster and not single_redis' --durations=10 $(PYTEST_ARGS)
+		-m 'cluster and not single_redis' --durations=10 $(or $(PYTEST_ARGS),$(call marked,cluster))
 
 # Tests marked `local_servers` (they depend on the servers' versions) against the machine's own PostgreSQL and
 # Redis on their standard ports, with a smaller schemathesis sweep: the embedded servers' run sized it already.
@@ -59,7 +63,8 @@ LOCAL_DATABASE_URL ?= postgresql://postgres@127.0.0.1:5432/postgres
 LOCAL_REDIS_URL ?= redis://127.0.0.1:6379/15
 test-local: install
 	@DATABASE_URL="$(LOCAL_DATABASE_URL)" REDIS_URL="$(LOCAL_REDIS_URL)" TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 \
-		$(PY) -m devtools.devstack test -- $(PY) -m pytest -m local_servers --durations=10 $(PYTEST_ARGS)
+		$(PY) -m devtools.devstack test -- $(PY) -m pytest -m local_servers --durations=10 \
+		$(or $(PYTEST_ARGS),$(call marked,local_servers))
 
 lint: install
 	@$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

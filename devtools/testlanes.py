@@ -74,10 +74,12 @@ def lane_paths(one_lane: bool) -> dict[str, list[str]]:
     return lanes
 
 
-def pytest_argv(selection: list[str], *, coverage: bool, durations: int, extra: list[str]) -> list[str]:
+def pytest_argv(name: str, selection: list[str], *, coverage: bool, durations: int, extra: list[str]) -> list[str]:
+    """The lane's command; every test's time also goes to artifacts/junit-<lane>.xml, to balance the lanes on."""
     cov = ["--cov", "--cov-report=", "--cov-fail-under=0"] if coverage else []  # the floor: on the combined data
+    junit = f"--junitxml={ARTIFACTS / f'junit-{name}.xml'}"
     return [sys.executable, "-m", "devtools.devstack", "test", "--", sys.executable, "-m", "pytest",
-            *cov, f"--durations={durations}", *extra, *selection]  # fmt: skip
+            *cov, f"--durations={durations}", junit, *extra, *selection]  # fmt: skip
 
 
 def start(lane: Lane, *, coverage: bool) -> None:
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     lanes = [
         Lane(
             name,
-            pytest_argv(selection, coverage=coverage, durations=args.durations, extra=args.pytest_args),
+            pytest_argv(name, selection, coverage=coverage, durations=args.durations, extra=args.pytest_args),
             ARTIFACTS / f"test-{name}.log",
         )
         for name, selection in lane_paths(args.one_lane).items()

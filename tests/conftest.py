@@ -156,6 +156,24 @@ def _run_order(item: pytest.Item) -> tuple[bool, int]:
     return browser, on_stack + faults
 
 
+def _unfound_second_runs(items: list[pytest.Item]) -> list[str]:
+    """Tests marked for a second run in a file ``make test-cluster``/``test-local`` would not collect."""
+    from devtools.marked_files import SECOND_RUNS, marked_files
+
+    root = Path(__file__).resolve().parents[1]
+    return [
+        f"{item.nodeid} ({marker})"
+        for item in items
+        for marker in SECOND_RUNS
+        if item.get_closest_marker(marker) is not None and str(item.path.relative_to(root)) not in marked_files(marker)
+    ]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if unfound := _unfound_second_runs(items):
+        raise pytest.UsageError(
+            "marked for a second run in a file devtools/marked_files.py does not find (apply the marker as "
+            f"pytest.mark.<name> in that file): {', '.join(unfound[:5])}"
+        )
     items.sort(key=_run_order)

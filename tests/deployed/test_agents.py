@@ -3,43 +3,21 @@ Claude Code with its default model for three turns, Codex ``exec`` on the Respon
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import requests
 
 from tests.deployed.conftest import ROOT
+from tests.npm_tools import npm_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"
-CLAUDE_CODE = ("@anthropic-ai/claude-code", "2.1.332", "claude")
-CODEX = ("@openai/codex", "0.171.0", "codex")
 MARKER = "tokenway-deployed-tool-ok"
 # Before the README's provider block (top-level keys must precede its table): run unattended.
 CODEX_UNATTENDED = 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n'
-
-
-def _cli(package: str, version: str, binary: str) -> Path:
-    """The pinned CLI in tests/.tools, installed with npm when missing or another version."""
-    path = TOOLS / "node_modules" / ".bin" / binary
-    manifest = TOOLS / "node_modules" / package / "package.json"
-    if path.exists() and manifest.exists() and json.loads(manifest.read_text()).get("version") == version:
-        return path
-    if not shutil.which("npm"):
-        pytest.skip(f"npm is not installed: cannot install {package}")
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(TOOLS),
-                        f"{package}@{version}"], check=True, capture_output=True, timeout=300)  # fmt: skip
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): {package} not available")
-    return path
 
 
 def _generations(stack, key: str) -> list[dict[str, object]]:
@@ -59,7 +37,7 @@ def own_key(stack) -> str:
 
 
 def test_claude_code_three_turns_with_its_default_model(stack, own_key, tmp_path):
-    claude = _cli(*CLAUDE_CODE)
+    claude = npm_cli("claude")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -104,7 +82,7 @@ def _readme_codex_config(base_url: str, *, default_model: bool) -> str:
 
 @pytest.mark.parametrize("default_model", [False, True], ids=["readme-config", "codex-default-model"])
 def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_path, default_model):
-    codex = _cli(*CODEX)
+    codex = npm_cli("codex")
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()

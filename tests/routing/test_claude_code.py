@@ -5,40 +5,17 @@ second turn's forwarded prompt extending the first's byte for byte."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import orjson
 import pytest
 
+from tests.npm_tools import npm_cli
 from tests.routing.conftest import sim_requests
-
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"
-CLAUDE = TOOLS / "node_modules" / ".bin" / "claude"
-PACKAGE = "@anthropic-ai/claude-code"
-
-
-def _claude_cli() -> Path:
-    if CLAUDE.exists():
-        return CLAUDE
-    if not shutil.which("npm"):
-        pytest.skip("npm is not installed: cannot install the Claude Code CLI for the end-to-end test")
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
-            check=True,
-            capture_output=True,
-            timeout=240,
-        )
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): Claude Code end-to-end test skipped")
-    return CLAUDE
 
 
 def test_claude_code_print_then_continue_through_the_gateway(gateway, sim, tenant, tmp_path):
-    claude = _claude_cli()
+    claude = npm_cli("claude")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -87,7 +64,7 @@ def test_claude_code_out_of_the_box_model_names_resolve(gateway, sim, tenant, tm
     """No model variables, no family fallback: Claude Code sends its own full ids (its default is a newer
     opus id than the catalog knows; ``--model sonnet`` becomes e.g. ``claude-sonnet-5``), which the catalog
     lists as aliases, so its users are served out of the box."""
-    claude = _claude_cli()
+    claude = npm_cli("claude")
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()

@@ -4,19 +4,15 @@ provider on the Responses API, a shell tool call run by Codex, and the final ans
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import orjson
-import pytest
 
+from tests.npm_tools import npm_cli
 from tests.routing.conftest import sim_requests
 
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"
-CODEX = TOOLS / "node_modules" / ".bin" / "codex"
-PACKAGE = "@openai/codex@0.171.0"
 MODEL = "gpt-4.1-mini"  # one OpenAI-dialect offering: what Codex asks for is what the sim receives
 MARKER = "tokenway-codex-ok"
 
@@ -33,31 +29,8 @@ wire_api = "responses"
 """
 
 
-def _codex_cli() -> Path:
-    if CODEX.exists() and PACKAGE.rsplit("@", 1)[1] in _installed_version():
-        return CODEX
-    if not shutil.which("npm"):
-        pytest.skip("npm is not installed: cannot install the Codex CLI for the end-to-end test")
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(TOOLS), PACKAGE],
-            check=True,
-            capture_output=True,
-            timeout=240,
-        )
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): Codex end-to-end test skipped")
-    return CODEX
-
-
-def _installed_version() -> str:
-    manifest = TOOLS / "node_modules" / "@openai" / "codex" / "package.json"
-    return str(orjson.loads(manifest.read_bytes()).get("version", "")) if manifest.exists() else ""
-
-
 def test_codex_exec_runs_a_tool_call_through_the_gateway(gateway, sim, tenant, tmp_path):
-    codex = _codex_cli()
+    codex = npm_cli("codex")
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
