@@ -73,7 +73,7 @@ def envelope(
     return {
         "id": response_id, "object": "response", "created_at": int(created_at), "status": status,
         "completed_at": int(time.time()) if status == "completed" else None, "model": model, "output": output,
-        "usage": usage, "error": error,
+        "usage": usage, "error": error, "access_programs": None,
         "incomplete_details": {"reason": incomplete} if incomplete else None,
         "instructions": echo.get("instructions"), "tools": echo.get("tools") or [],
         "tool_choice": echo.get("tool_choice", "auto"), "parallel_tool_calls": echo.get("parallel_tool_calls", True),

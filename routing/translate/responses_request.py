@@ -31,6 +31,8 @@ class ResponsesShape:
 
 def to_chat(body: Body) -> tuple[Body, ResponsesShape]:
     shape = ResponsesShape(echo={k: body[k] for k in _ECHO if k in body})
+    if isinstance(body.get("tools"), list):
+        shape.echo["tools"] = [_echoed_tool(tool) for tool in body["tools"]]
     for tool in body.get("tools") or ():
         shape.tools.add(tool)
     items = body.get("input")
@@ -42,6 +44,14 @@ def to_chat(body: Body) -> tuple[Body, ResponsesShape]:
     chat: Body = {"model": body.get("model"), "messages": _messages(body, shape.tools)}
     _options(chat, body, shape.tools)
     return chat, shape
+
+
+def _echoed_tool(tool: Any) -> Any:
+    """A function tool as the Response object shows it: ``parameters`` and ``strict`` are always there
+    (the API reference requires both, ``null`` allowed), ``null`` when the caller did not say."""
+    if isinstance(tool, dict) and tool.get("type") == "function":
+        return {"parameters": None, "strict": None, **tool}
+    return tool
 
 
 def _messages(body: Body, tools: ToolMap) -> list[Body]:

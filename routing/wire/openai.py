@@ -78,14 +78,15 @@ def stream_error(err: GatewayError) -> bytes:
 
 
 def usage_payload(tokens: Tokens, cost_usd: float, *, estimated: bool = False) -> dict[str, Any]:
+    cache_write = tokens.cache_write_5m + tokens.cache_write_1h
     usage: dict[str, Any] = {
         "prompt_tokens": tokens.input_total,
         "completion_tokens": tokens.output,
         "total_tokens": tokens.input_total + tokens.output,
-        "prompt_tokens_details": {"cached_tokens": tokens.cache_read},
+        "prompt_tokens_details": {"cached_tokens": tokens.cache_read, "cache_write_tokens": cache_write},
         "completion_tokens_details": {"reasoning_tokens": tokens.reasoning},
         "cost": cost_usd,
-        "cache_write_tokens": tokens.cache_write_5m + tokens.cache_write_1h,
+        "cache_write_tokens": cache_write,  # before the official type had it in prompt_tokens_details; kept
     }
     if estimated:
         usage["estimated"] = True

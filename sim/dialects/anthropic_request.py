@@ -92,6 +92,16 @@ def _thinking(body: dict[str, Any], max_tokens: int) -> bool | None:
     return True
 
 
+def _output_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Structured outputs (``output_config.format``, or the beta's ``output_format``): the answer's schema."""
+    config = body.get("output_config")
+    fmt = config.get("format") if isinstance(config, dict) else body.get("output_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return None
+    schema = fmt.get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
 def _build(body: dict[str, Any], messages: list[Any]) -> Prompt:
     prompt = Prompt(stream=bool(body.get("stream")))
     tools = body.get("tools")
@@ -142,4 +152,6 @@ def parse(body: Any, *, count_only: bool = False) -> tuple[str, Prompt]:
     prompt = _build(body, messages)
     prompt.max_tokens = max_tokens if isinstance(max_tokens, int) else None
     prompt.reasoning = _thinking(body, max_tokens) if isinstance(max_tokens, int) else None
+    prompt.json_schema = _output_schema(body)  # answered as a text block holding an instance of it
+    prompt.json_mode = prompt.json_schema is not None
     return model, prompt

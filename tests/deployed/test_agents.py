@@ -80,6 +80,17 @@ def _readme_codex_config(base_url: str, *, default_model: bool) -> str:
     return CODEX_UNATTENDED + config
 
 
+# How Codex 0.171.0 offers each model the shell (seen in the first request it sends): a model it has no
+# metadata for (the README's gpt-5) gets ``exec_command`` as a function tool; its own
+# default, gpt-6.2-sol, is in the catalog bundled in Codex with ``tool_mode: code_mode_only``: one custom tool
+# ``exec`` whose input is JavaScript, with the shell inside it as ``tools.exec_command``. Codex never asks a
+# provider keyed by ``env_key`` for ``/models``, so no gateway answer changes either choice.
+SHELL_CALLS = {
+    False: 'Call the tool exec_command with {{"cmd": "touch {marker}"}}',
+    True: 'Call the tool exec with {{"input": "await tools.exec_command({{cmd: \'touch {marker}\'}})"}}',
+}
+
+
 @pytest.mark.parametrize("default_model", [False, True], ids=["readme-config", "codex-default-model"])
 def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_path, default_model):
     codex = npm_cli("codex")
@@ -90,14 +101,14 @@ def test_codex_exec_with_a_tool_call_on_the_responses_api(stack, own_key, tmp_pa
     env = {**os.environ, "CODEX_HOME": str(home), "HOME": str(tmp_path), "TOKENWAY_API_KEY": own_key,
            "NO_COLOR": "1", "RUST_LOG": "error"}  # fmt: skip
     env.pop("OPENAI_API_KEY", None)
-    # The simulated model calls the tool a prompt names (sim/directed.py); exec_command is Codex's shell tool.
-    prompt = f'Call the tool exec_command with {{"cmd": "echo {MARKER}"}}'
+    # The simulated model calls the tool a prompt names (sim/directed.py) with the arguments it gives.
+    prompt = SHELL_CALLS[default_model].format(marker=MARKER)
     command = [str(codex), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access", prompt]
     result = subprocess.run(
         command, env=env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert result.stdout.strip()
-    assert f"echo {MARKER}" in result.stderr  # the command Codex ran for the model
+    assert (work / MARKER).is_file(), result.stderr[-3000:]  # the command ran: the file it made is there
     answered = [g for g in _generations(stack, own_key) if g.get("status") == "ok"]
     assert len(answered) >= 2  # the tool call, then the answer after the tool's output

@@ -44,15 +44,21 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimHandle]:
     handle.stop()
 
 
-@pytest.fixture(scope="session")
-def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
+def data_redis() -> redis.Redis:
+    """A client of the data Redis, for a fixture wider than ``redis_client`` (which is per test)."""
     import os
 
     from foundation.redis_client import client_for, cluster_mode
-    from routing.app import make_gateway_app
 
     url = os.environ["REDIS_URL"]  # a node of a Redis Cluster in the cluster pass (make test-cluster)
-    client = client_for(url, cluster=cluster_mode(url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")), timeout_s=None)
+    return client_for(url, cluster=cluster_mode(url, os.environ.get("TOKENWAY_REDIS_CLUSTER", "")), timeout_s=None)
+
+
+@pytest.fixture(scope="session")
+def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
+    from routing.app import make_gateway_app
+
+    client = data_redis()
     publish_catalog(client, sim_catalog(sim.provider_url))
     server = ServerThread(make_gateway_app(test_config()))
     yield server
@@ -63,14 +69,19 @@ def gateway_server(sim: SimHandle) -> Iterator[ServerThread]:
 @pytest.fixture
 def gateway(gateway_server: ServerThread, sim: SimHandle, redis_client: redis.Redis) -> ServerThread:
     """Fresh Redis (flushed by redis_client), catalog republished, breakers closed, sim reset."""
+    return ready_gateway(gateway_server, sim, redis_client)
+
+
+def ready_gateway(server: ServerThread, sim: SimHandle, client: redis.Redis) -> ServerThread:
+    """``server`` on a flushed Redis: catalog republished, breakers closed, sim reset."""
     catalog = sim_catalog(sim.provider_url)
-    publish_catalog(redis_client, catalog)
-    gateway_server.gateway.health.reset()
-    gateway_server.gateway.limits.reset()  # learned limits: another test's lowered RPM is not this test's
+    publish_catalog(client, catalog)
+    server.gateway.health.reset()
+    server.gateway.limits.reset()  # learned limits: another test's lowered RPM is not this test's
     httpx.post(f"{sim.base_url}/_sim/reset")
     httpx.delete(f"{sim.base_url}/_sim/faults", timeout=5)
-    _wait_catalog(gateway_server, catalog)
-    return gateway_server
+    _wait_catalog(server, catalog)
+    return server
 
 
 def _wait_catalog(server: ServerThread, catalog: CatalogSnapshot) -> None:
