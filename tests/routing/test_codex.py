@@ -73,7 +73,7 @@ def _run(codex: Path, args: list[str], env: dict[str, str], cwd: Path) -> subpro
 def test_codex_default_model_runs_the_shell_from_code_mode(gateway, sim, tenant, tmp_path):
     """No model in the config: Codex asks for its default (gpt-6.2-sol, an alias of gpt-5 in the catalog)
     and offers it one custom tool, ``exec``, taking JavaScript that calls the shell as ``tools.exec_command``."""
-    codex = _codex_cli()
+    codex = npm_cli("codex")
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
