@@ -1,8 +1,10 @@
 """The pinned npm tools the tests drive (agent CLIs, the Node SDKs), installed into tests/.tools when missing.
 
-One place for the pins, and one install at a time: the test lanes run side by side, and two ``npm install``
-into one prefix at once remove each other's packages (a lane then found no ``codex`` binary), so every
-install holds an exclusive lock on tests/.tools/.lock and checks again what is there once it has it.
+One place for the pins, and one install of all of them: the test lanes run side by side, and an ``npm install``
+into the prefix rewrites ``node_modules/.bin`` while it runs, so a lane that found its CLI present could lose it
+to another lane's install of something else (a lane then found no ``codex`` binary). So every check holds an
+exclusive lock on tests/.tools/.lock, and when any pin is missing one ``npm install`` brings every pin: after
+the first test that needs a tool, npm never runs again in that checkout.
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from pathlib import Path
 import pytest
 
 TOOLS = Path(__file__).resolve().parent / ".tools"
-# binary -> (package, version)
-PINS: dict[str, tuple[str, str]] = {
-    "claude": ("@anthropic-ai/claude-code", "2.1.332"),
-    "codex": ("@openai/codex", "0.171.0"),
+PINS: dict[str, str] = {  # package -> version
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
 }
+BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 
 
 def installed_version(package: str) -> str:
@@ -28,28 +30,28 @@ def installed_version(package: str) -> str:
     return str(json.loads(manifest.read_text()).get("version", "")) if manifest.exists() else ""
 
 
-def npm_package(package: str, version: str) -> Path:
-    """``package`` at ``version`` in tests/.tools (its folder), installed when missing; skips without npm."""
-    folder = TOOLS / "node_modules" / package
-    if installed_version(package) == version:
-        return folder
-    if not shutil.which("npm"):
-        pytest.skip(f"npm is not installed: cannot install {package}")
+def _missing() -> list[str]:
+    return [f"{package}@{version}" for package, version in PINS.items() if installed_version(package) != version]
+
+
+def npm_package(package: str) -> Path:
+    """The pinned ``package``'s folder in tests/.tools, every pin installed first when one is missing."""
+    assert package in PINS, f"{package} is not pinned in tests/npm_tools.py"
     TOOLS.mkdir(parents=True, exist_ok=True)
     with (TOOLS / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if installed_version(package) == version:  # another lane installed it while this one waited
-            return folder
-        command = ["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(TOOLS)]
-        try:
-            subprocess.run([*command, f"{package}@{version}"], check=True, capture_output=True, timeout=300)
-        except (subprocess.SubprocessError, OSError) as exc:
-            pytest.skip(f"npm registry unreachable or install failed ({exc!r}): {package} not available")
-    return folder
+        if missing := _missing():
+            if not shutil.which("npm"):
+                pytest.skip(f"npm is not installed: cannot install {', '.join(missing)}")
+            command = ["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(TOOLS)]
+            try:
+                subprocess.run([*command, *missing], check=True, capture_output=True, timeout=300)
+            except (subprocess.SubprocessError, OSError) as exc:
+                pytest.skip(f"npm registry unreachable or install failed ({exc!r}): {', '.join(missing)}")
+    return TOOLS / "node_modules" / package
 
 
 def npm_cli(binary: str) -> Path:
-    """The pinned CLI ``binary`` (a key of :data:`PINS`), installed when missing."""
-    package, version = PINS[binary]
-    npm_package(package, version)
+    """The pinned CLI ``binary`` (a key of :data:`BINARIES`), installed when missing."""
+    npm_package(BINARIES[binary])
     return TOOLS / "node_modules" / ".bin" / binary
