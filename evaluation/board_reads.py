@@ -1,4 +1,5 @@
-"""Reads for the public leaderboard beyond the aggregate rows: latency and speed distributions per offering.
+"""Reads for the public leaderboard beyond the aggregate rows: latency and speed distributions per offering,
+and the vector length each embedding offering answers with.
 
 The aggregates keep TTFT p50/p90/p99 and speed p50/p10; a buyer also wants the shape. The rollups hold
 fixed log-spaced histograms (``evaluation.stats.sketch``) that add up over any window, so one grouped
@@ -16,7 +17,8 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from evaluation.models import ALL_REGIONS, ProbeKind, ProbeRollup
+from evaluation.models import ALL_REGIONS, ProbeKind, ProbeResult, ProbeRollup
+from evaluation.probes.outcome import EMBEDDING_VARIANT
 from evaluation.services.aggregate import WINDOWS, cover, window_end, window_start
 from evaluation.stats.sketch import Histogram, representative
 
@@ -27,6 +29,9 @@ QUANTILES = {
     "tps": (("p50", 0.5, 10), ("p90", 0.1, 30), ("p99", 0.01, 100)),
 }
 COUNTERS = {"ttft": "t1", "tps": "tps"}
+# The vector length shown is the latest successful embedding probe's within this span (probes run every
+# few minutes; an offering silent for a day shows none rather than an old answer).
+DIMENSIONS_SPAN = dt.timedelta(hours=24)
 CHART_BINS = 12  # bars in the small distribution chart: enough for a shape, few enough to read at 120 px
 
 
@@ -91,3 +96,25 @@ def latency_distributions(
         oid: {metric: _distribution(by_name[COUNTERS[metric]], metric) for metric in COUNTERS}
         for oid, by_name in found.items()
     }
+
+
+def embedding_dimensions(*, offering_ids: Iterable[int], now: dt.datetime | None = None) -> dict[int, int]:
+    """Per embedding offering with a successful probe in the last ``DIMENSIONS_SPAN``: the length of the
+    vectors it answered with (the model's native dimensions: the probe never asks for fewer)."""
+    ids = sorted(set(offering_ids))
+    if not ids:
+        return {}
+    since = (now or timezone.now()) - DIMENSIONS_SPAN
+    latest = (
+        ProbeResult.objects.filter(
+            offering_id__in=ids,
+            kind=ProbeKind.PERFORMANCE,
+            variant=EMBEDDING_VARIANT,
+            error_class="",
+            started_at__gte=since,
+        )
+        .order_by("offering_id", "-started_at")
+        .distinct("offering_id")
+        .values_list("offering_id", "details__dimensions")
+    )
+    return {int(oid): int(dims) for oid, dims in latest if isinstance(dims, int) and dims > 0}

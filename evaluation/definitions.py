@@ -15,9 +15,12 @@ DEFINITIONS: dict[str, str] = {
     "tps": "Median output speed: output tokens (reasoning included) per second over the time they were produced, "
     "after the first token; hidden reasoning is counted from the usage.",
     "tps_p10": "10th percentile of the output speed (a slow answer's tokens per second).",
-    "availability": "Share of performance probes that found the offering serving (no timeout, connection error, "
-    "5xx or cut stream).",
-    "error_rate": "Share of performance probes with any error.",
+    "embedding_latency_p50": "Median time to the whole answer of an embedding request of 8 passages, ~1k input "
+    "tokens (ms); embedding models only.",
+    "embedding_latency_p90": "90th percentile of the time to the whole answer of an embedding request (ms).",
+    "availability": "Share of performance probes (embedding probes, for an embedding model) that found the "
+    "offering serving (no timeout, connection error, 5xx or cut stream).",
+    "error_rate": "Share of performance probes (embedding probes, for an embedding model) with any error.",
     "cache_hit_ratio": "Cached / input tokens over the reading turns of a multi-turn conversation.",
     "billing_cache_hit_ratio": "The cache hit ratio when the first system block carries a changing billing header.",
     "stripped_cache_hit_ratio": "The cache hit ratio of the billing-header conversation after the gateway strips it.",

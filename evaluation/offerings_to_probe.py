@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from contracts import redis_keys
 from contracts.snapshot import CatalogSnapshot, OfferingSnapshot
+from evaluation.probes.registry import is_embedding
 from foundation.redis_client import get_redis
 from publishing.catalog_snapshot import build_catalog_snapshot
-
-EMBEDDINGS = "embeddings"  # an embedding offering's parameter (docs/catalog-format.md)
 
 
 def catalog_from_db() -> CatalogSnapshot:
@@ -28,6 +27,11 @@ def current_catalog() -> CatalogSnapshot:
 
 
 def probed_offerings(catalog: CatalogSnapshot) -> dict[int, OfferingSnapshot]:
-    """Active and degraded offerings are probed (degraded ones must be able to recover); disabled are not,
-    nor embedding offerings: every probe is a chat call, which they do not serve (no embedding probes yet)."""
-    return {o.offering_id: o for o in catalog.offerings if o.status != "disabled" and EMBEDDINGS not in o.parameters}
+    """Active and degraded offerings are probed (degraded ones must be able to recover); disabled are not.
+    Embedding offerings get their own probes (probes/registry.py ``probe_for``)."""
+    return {o.offering_id: o for o in catalog.offerings if o.status != "disabled"}
+
+
+def embedding_ids(offerings: dict[int, OfferingSnapshot]) -> frozenset[int]:
+    """The embedding offerings among these (their probes are the embedding probe's kinds only)."""
+    return frozenset(oid for oid, offering in offerings.items() if is_embedding(offering))

@@ -18,7 +18,7 @@ from evaluation.corpus import new_seed
 from evaluation.probes.base import ProbeContext
 from evaluation.probes.http import new_session
 from evaluation.probes.outcome import Outcome
-from evaluation.probes.registry import PROBES
+from evaluation.probes.registry import ProbeFn, probe_for
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +34,10 @@ class Job:
     kind: str
 
 
-async def _one(semaphore: asyncio.Semaphore, ctx: ProbeContext, kind: str) -> list[Outcome]:
+async def _one(semaphore: asyncio.Semaphore, ctx: ProbeContext, kind: str, probe: ProbeFn) -> list[Outcome]:
     async with semaphore:
         try:
-            return await PROBES[kind](ctx)
+            return await probe(ctx)
         except Exception:
             logger.exception("probe %s of offering %s crashed", kind, ctx.offering.offering_id)
             return []
@@ -48,7 +48,11 @@ async def run_jobs(
 ) -> list[tuple[Job, list[Outcome]]]:
     """Run the batch; once ``stop`` is set, probes still in flight are cut short and left out of the
     answer (a probe is a measurement: the next round repeats it), so a stopping worker is not held."""
-    runnable = [job for job in jobs if job.offering_id in offerings and job.kind in PROBES]
+    runnable = [
+        (job, probe)
+        for job in jobs
+        if job.offering_id in offerings and (probe := probe_for(job.kind, offerings[job.offering_id])) is not None
+    ]
     semaphore = asyncio.Semaphore(CONCURRENCY)
     async with new_session(total_timeout_s=conf.probe_timeout_s(), region=region) as session:
         tasks = [
@@ -57,12 +61,13 @@ async def run_jobs(
                     semaphore,
                     ProbeContext(session=session, offering=offerings[job.offering_id], region=region, seed=new_seed()),
                     job.kind,
+                    probe,
                 )
             )
-            for job in runnable
+            for job, probe in runnable
         ]
         await _until_done_or_stopped(tasks, stop)
-    return [(job, task.result()) for job, task in zip(runnable, tasks, strict=True) if not task.cancelled()]
+    return [(job, task.result()) for (job, _), task in zip(runnable, tasks, strict=True) if not task.cancelled()]
 
 
 async def _until_done_or_stopped(tasks: list[asyncio.Task[list[Outcome]]], stop: threading.Event | None) -> None:

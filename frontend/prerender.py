@@ -1,8 +1,12 @@
 """The leaderboard's default views rendered right after a statistics publish, so the first visitor of a new
-version reads a cached page: every window × language, no other query. Rendered through the views' own
-code into the same cache (frontend.data.board_cache, in the shared Redis) as a visit would."""
+version reads a cached page: every window × language × view (chat models, embedding models), no other
+query. Rendered through the views' own code into the same cache (frontend.data.board_cache, in the shared
+Redis) as a visit would."""
 
 from __future__ import annotations
+
+from itertools import product
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, QueryDict
@@ -10,15 +14,16 @@ from django.urls import reverse
 from django.utils import translation
 
 from frontend.data import board_cache
-from frontend.data.leaderboard import WINDOWS
+from frontend.data.leaderboard import CHAT, KINDS, WINDOWS
 from frontend.views.leaderboard import board_body, index_build
 
 DEFAULT_WINDOW = "24h"
 
 
-def prerender_request(window: str) -> HttpRequest:
-    """A GET of the board's canonical address with the window (the default window has no query)."""
-    query = "" if window == DEFAULT_WINDOW else f"window={window}"
+def prerender_request(window: str, kind: str = CHAT) -> HttpRequest:
+    """A GET of the board's canonical address with the window and view (the defaults have no query)."""
+    params = {"kind": kind} if kind != CHAT else {}
+    query = urlencode(params if window == DEFAULT_WINDOW else {**params, "window": window})
     request = HttpRequest()
     request.method = "GET"
     request.path = request.path_info = reverse("frontend:home")
@@ -40,8 +45,8 @@ def board_prerender() -> int:
     claimed: list[tuple[str, HttpRequest]] = []
     for language, _name in settings.LANGUAGES:
         with translation.override(language):
-            for window in (DEFAULT_WINDOW, *(w for w in WINDOWS if w != DEFAULT_WINDOW)):
-                request = prerender_request(window)
+            for kind, window in product(KINDS, (DEFAULT_WINDOW, *(w for w in WINDOWS if w != DEFAULT_WINDOW))):
+                request = prerender_request(window, kind)
                 key = board_cache.page_key(request, path=request.path)
                 if key is not None and board_cache.get(key) is None and board_cache.claim(key):
                     claimed.append((language, request))

@@ -28,6 +28,13 @@ class ProbeContext:
         return random.Random(f"{self.seed}:{salt}")
 
 
+def failed(outcome: Outcome, failure: ProbeFailure) -> None:
+    """The failure's class, status, message and rate-limit headers on the outcome."""
+    outcome.error_class = failure.error_class
+    outcome.http_status = failure.http_status
+    outcome.details.update(error=str(failure)[:300], rate_limit=failure.rate_limit)
+
+
 async def measure(
     ctx: ProbeContext, kind: str, variant: str, request: ChatRequest, *, stop_after_first: bool = False
 ) -> tuple[Outcome, Timed | None]:
@@ -36,9 +43,7 @@ async def measure(
     try:
         timed = await timed_call(ctx.session, ctx.offering, request, stop_after_first=stop_after_first)
     except ProbeFailure as failure:
-        outcome.error_class = failure.error_class
-        outcome.http_status = failure.http_status
-        outcome.details.update(error=str(failure)[:300], rate_limit=failure.rate_limit)
+        failed(outcome, failure)
         return outcome, None
     outcome.http_status = timed.http_status
     outcome.ttft_ms, outcome.tps, outcome.total_ms = timed.ttft_ms, timed.tps, timed.total_ms

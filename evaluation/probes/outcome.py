@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+EMBEDDING_VARIANT = "embed"  # the variant of an embedding offering's probes, in every kind (probes/embedding.py)
+
 
 @dataclass(slots=True)
 class Outcome:

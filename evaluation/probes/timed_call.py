@@ -54,7 +54,7 @@ def api_key(offering: OfferingSnapshot) -> str:
     return configured or PLACEHOLDER_KEY
 
 
-async def _refuse_non_200(response: aiohttp.ClientResponse, rate_limit: dict[str, str]) -> None:
+async def refuse_non_200(response: aiohttp.ClientResponse, rate_limit: dict[str, str]) -> None:
     if response.status == 200:
         return
     body = await response.read()
@@ -63,7 +63,7 @@ async def _refuse_non_200(response: aiohttp.ClientResponse, rate_limit: dict[str
     )
 
 
-def _billed_cost(headers: Any) -> int | None:
+def billed_cost(headers: Any) -> int | None:
     for name in BILLED_COST_HEADERS:
         raw = headers.get(name)
         if raw is not None and str(raw).isdigit():
@@ -71,7 +71,7 @@ def _billed_cost(headers: Any) -> int | None:
     return None
 
 
-def _parse_json(data: str | bytes) -> dict[str, Any]:
+def parse_json(data: str | bytes) -> dict[str, Any]:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -91,7 +91,7 @@ async def _read_stream(offering: OfferingSnapshot, response: aiohttp.ClientRespo
         if data.strip() == "[DONE]":
             done = True
             break
-        delta = dialect.stream_delta(event, _parse_json(data))
+        delta = dialect.stream_delta(event, parse_json(data))
         if delta.text or delta.reasoning:
             arrivals.add(time.perf_counter(), reasoning=delta.reasoning, text=delta.text)
             reply.text += delta.text
@@ -118,8 +118,8 @@ async def timed_call(
     try:
         async with session.post(url, data=orjson.dumps(body), headers=headers, allow_redirects=False) as response:
             rate_limit = rate_limit_headers(response.headers)
-            state["billed"] = _billed_cost(response.headers)
-            await _refuse_non_200(response, rate_limit)
+            state["billed"] = billed_cost(response.headers)
+            await refuse_non_200(response, rate_limit)
             state["headers"] = True
             if request.stream and stop_after_first and response.content_type.startswith("text/event-stream"):
                 return await _first_chunk_only(offering, response, started, rate_limit)
@@ -128,7 +128,7 @@ async def timed_call(
                     raise WireError(f"expected an event stream, got {response.content_type!r}")
                 await _read_stream(offering, response, state)
             else:
-                data = _parse_json(await response.read())
+                data = parse_json(await response.read())
                 state["reply"], state["usage_raw"] = dialect.parse_reply(data), data.get("usage")
             status = response.status
     except ProbeFailure:
@@ -170,7 +170,7 @@ async def _first_chunk_only(
     async for event, data in sse_events(response.content):
         if data.strip() == "[DONE]":
             break
-        delta = dialect.stream_delta(event, _parse_json(data))
+        delta = dialect.stream_delta(event, parse_json(data))
         if delta.text or delta.reasoning or delta.done:
             break
     elapsed = (time.perf_counter() - started) * 1000

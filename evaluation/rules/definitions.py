@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from evaluation.models import ProbeKind
 from evaluation.probes.availability import DOWN_CLASSES
+from evaluation.probes.outcome import EMBEDDING_VARIANT
 from evaluation.rules.expr import (
     Column,
     Detail,
@@ -75,6 +76,8 @@ TTFT_1K = Sample(PERFORMANCE, "t1", Column("ttft_ms"), OK & VariantIn(("1k",)))
 TTFT_10K = Sample(PERFORMANCE, "t10", Column("ttft_ms"), OK & VariantIn(("10k",)))
 ANSWER_TTFT_1K = Sample(PERFORMANCE, "a1", Column("answer_ttft_ms"), OK & VariantIn(("1k",)))  # after reasoning
 OUTPUT_TPS = Sample(PERFORMANCE, "tps", Column("tps"), OK)  # both input sizes, reasoning included
+# embedding offerings' performance probes (probes/embedding.py): the time to the whole answer of one batch
+EMBEDDING_LATENCY = Sample(PERFORMANCE, "emb", Column("total_ms"), OK & VariantIn((EMBEDDING_VARIANT,)))
 # cache: cached / input tokens over the reading turns of each conversation variant
 CACHE_READS = {
     variant: RatioSums(
@@ -107,6 +110,7 @@ MEASURES: tuple[Measure, ...] = (
     TTFT_10K,
     ANSWER_TTFT_1K,
     OUTPUT_TPS,
+    EMBEDDING_LATENCY,
     *CACHE_READS.values(),
     PRICE_CHECKED,
     PRICE_OVERCOUNT,
@@ -130,6 +134,8 @@ METRICS: tuple[Metric, ...] = (
     Quantile("answer_ttft_p90", ANSWER_TTFT_1K, 0.9, unit="ms", min_n=30),
     Quantile("tps", OUTPUT_TPS, 0.5, unit="tokens/s", min_n=10),
     Quantile("tps_p10", OUTPUT_TPS, 0.1, unit="tokens/s", min_n=20),
+    Quantile("embedding_latency_p50", EMBEDDING_LATENCY, 0.5, unit="ms", min_n=10),
+    Quantile("embedding_latency_p90", EMBEDDING_LATENCY, 0.9, unit="ms", min_n=30),
     # availability: probes that found the offering serving; error_rate: probes with any error class
     Proportion("availability", hits=PERF_DOWN, total=PROBES[PERFORMANCE], complement=True, min_n=20),
     Proportion("error_rate", hits=PERF_FAILED, total=PROBES[PERFORMANCE], min_n=20),

@@ -10,7 +10,7 @@ from celery import current_app
 
 from evaluation.beat import DISPATCH_PERIOD_S
 from evaluation.models import ProbePolicy
-from evaluation.offerings_to_probe import current_catalog, probed_offerings
+from evaluation.offerings_to_probe import current_catalog, embedding_ids, probed_offerings
 from evaluation.services import schedule
 from foundation.redis_client import get_redis
 
@@ -46,9 +46,10 @@ def probes_dispatch(
     try:
         now = time.time() if now is None else now
         rng = rng or random.Random()
-        offerings = sorted(probed_offerings(current_catalog()))
+        probed = probed_offerings(current_catalog())
+        offerings = sorted(probed)
         policies = {p.offering_id: p for p in ProbePolicy.objects.filter(offering_id__in=offerings)}
-        wanted = schedule.desired_members(offerings, policies)
+        wanted = schedule.desired_members(offerings, policies, embedding_ids=embedding_ids(probed))
         schedule.schedule_sync(client=client, wanted=wanted, now=now, rng=rng)
         due = schedule.schedule_claim(client=client, wanted=wanted, now=now, rng=rng)
         for region, batches in _batches(due).items():

@@ -17,7 +17,7 @@ from celery import current_app
 
 from contracts.redis_keys import REPROBE_REQUESTS
 from evaluation.models import ProbeKind, ProbePolicy
-from evaluation.offerings_to_probe import current_catalog, probed_offerings
+from evaluation.offerings_to_probe import current_catalog, embedding_ids, probed_offerings
 from evaluation.services import schedule
 from evaluation.services.dispatch import PROBE_BATCH_TASK, queue_for
 
@@ -44,10 +44,11 @@ def _popped(client: redis.Redis) -> list[int]:
 
 def _due_now(client: redis.Redis, offering_ids: list[int]) -> list[schedule.Due]:
     """Performance probes of the requested offerings in each region they are probed from (their policy's)."""
-    probed = sorted(set(offering_ids) & set(probed_offerings(current_catalog())))
+    catalog = probed_offerings(current_catalog())
+    probed = sorted(set(offering_ids) & set(catalog))
     policies = {p.offering_id: p for p in ProbePolicy.objects.filter(offering_id__in=probed)}
     due = []
-    for member in schedule.desired_members(probed, policies):
+    for member in schedule.desired_members(probed, policies, embedding_ids=embedding_ids(catalog)):
         item = schedule.parse_member(member)
         if item.kind == ProbeKind.PERFORMANCE:
             due.append(item)

@@ -16,7 +16,7 @@ import redis
 from evaluation import conf
 from evaluation.beat import DISPATCH_PERIOD_S
 from evaluation.models import ProbeKind, ProbePolicy
-from evaluation.probes.registry import HOURLY_KINDS
+from evaluation.probes.registry import kinds_for
 
 DUE_KEY = "tw:eval:due"  # ZSET "region|kind|offering_id" -> epoch seconds when due
 LOCK_KEY = "tw:eval:dispatch:lock"
@@ -59,16 +59,20 @@ def next_due(now: float, interval: int, rng: random.Random) -> float:
     return now + usable * (1.0 - rng.uniform(0.0, conf.jitter_share()))
 
 
-def desired_members(offering_ids: list[int], policies: dict[int, ProbePolicy]) -> dict[str, int]:
-    """Member -> interval for every probe that should exist."""
+def desired_members(
+    offering_ids: list[int], policies: dict[int, ProbePolicy], *, embedding_ids: frozenset[int] = frozenset()
+) -> dict[str, int]:
+    """Member -> interval for every probe that should exist (an embedding offering has only the kinds of
+    its embedding probe: performance and price)."""
     wanted: dict[str, int] = {}
     for offering_id in offering_ids:
         policy = policies.get(offering_id)
         if policy is not None and not policy.enabled:
             continue
         regions = (policy.regions if policy and policy.regions else None) or conf.regions()
+        kinds = kinds_for(embedding_offering=offering_id in embedding_ids)
         for region in regions:
-            for kind in (ProbeKind.PERFORMANCE, *HOURLY_KINDS):
+            for kind in kinds:
                 wanted[member(region, kind, offering_id)] = _interval(kind, policy)
     return wanted
 

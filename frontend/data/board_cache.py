@@ -28,7 +28,7 @@ from contracts import redis_keys
 from foundation.redis_client import get_redis
 
 TTL_S = 15 * 60  # an entry outlives a few refreshes at most; a newer version makes it unreachable anyway
-QUERY_KEYS = ("q", "model", "provider", "region", "window", "sort", "dir", "param")
+QUERY_KEYS = ("q", "model", "provider", "region", "window", "sort", "dir", "param", "kind")
 PREFIX = f"{redis_keys.PREFIX}board:"
 
 

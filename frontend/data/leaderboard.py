@@ -3,6 +3,10 @@
 Offerings without statistics yet are listed too (their numbers show as "—"), so a fresh
 install shows what will be measured. Every measured figure carries its own sample count and
 95% interval; below ``MIN_N`` samples the figure is withheld ("needs more data").
+
+Two kinds of offering, each its own view of the board: chat models (``chat``) and embedding models
+(``embeddings``: the offering declares the ``embeddings`` parameter; measured by the embedding probe,
+so they have a time to the whole answer and the vectors' dimensions instead of TTFT and speed).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from catalog.selectors import Offering, OfferingPrice, current_price, offerings_listed
-from evaluation.board_reads import latency_distributions
+from evaluation.board_reads import embedding_dimensions, latency_distributions
 from evaluation.selectors import MIN_N as METRIC_MIN_N
 from evaluation.selectors import (
     LeaderboardRow,
@@ -46,12 +50,22 @@ COLUMNS = {
     "ttft_p99": "ttft_p99",
     "tps_p10": "tps_p10",
     "quality": "quality_score",
+    "latency_p50": "embedding_latency_p50",
+    "latency_p90": "embedding_latency_p90",
 }
+CHAT, EMBEDDINGS = "chat", "embeddings"  # the board's views; an embedding offering declares EMBEDDINGS
+KINDS = (CHAT, EMBEDDINGS)
 # Fewer samples than this and evaluation withholds the figure ("needs_more_data"): a p90 from 4 probes
 # or an interval from 2 says nothing.
 MIN_N = {column: METRIC_MIN_N[metric] for column, metric in COLUMNS.items()}
 # Trend metrics: the evaluation metric per trend tab.
-TREND_METRICS = {"ttft": "ttft_p50", "tps": "tps", "availability": "availability", "price": "effective_input_price"}
+TREND_METRICS = {
+    "ttft": "ttft_p50",
+    "tps": "tps",
+    "availability": "availability",
+    "price": "effective_input_price",
+    "latency": "embedding_latency_p50",
+}
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,10 @@ class Row:
     tokens_24h: int = 0  # tokens served through Tokenway (usage records)
     tokens_7d: int = 0
     dist: dict[str, Any] = field(default_factory=dict)  # "ttft" / "tps": distribution (evaluation.board_reads)
+    kind: str = CHAT  # CHAT or EMBEDDINGS (KINDS)
+    latency_p50: float | None = None  # ms to the whole answer of an embedding request
+    latency_p90: float | None = None
+    dimensions: int | None = None  # the vectors' length an embedding offering answered with (None: not yet)
 
     def as_json(self) -> dict[str, Any]:
         """The row for scripts and data.json: flat fields and each figure, without the distributions' bins
@@ -208,7 +226,20 @@ def _row(
         max_output=offering.max_output,
         parameters=parameters(offering),
         quantisation=quantisation(offering.upstream_model),
+        kind=offering_kind(offering),
+        latency_p50=figures["latency_p50"].value,
+        latency_p90=figures["latency_p90"].value,
     )
+
+
+def offering_kind(offering: Offering) -> str:
+    return EMBEDDINGS if EMBEDDINGS in parameters(offering) else CHAT
+
+
+def offering_kind_of(offering_id: int) -> str | None:
+    """The board view an offering of the catalog belongs to; None for an offering not listed."""
+    offering = offerings_listed().filter(pk=offering_id).first()
+    return None if offering is None else offering_kind(offering)
 
 
 def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS, stats: Stats | None = None) -> list[Row]:
@@ -224,16 +255,19 @@ def leaderboard(*, window: str = "24h", region: str = ALL_REGIONS, stats: Stats 
 
 
 def enrich(rows: list[Row], *, window: str, region: str = ALL_REGIONS) -> list[Row]:
-    """The rows with what two more reads add: tokens served (24 h, 7 d) and the TTFT and speed
-    distributions of the window (only for offerings with probes)."""
+    """The rows with what more reads add: tokens served (24 h, 7 d), the TTFT and speed distributions of
+    the window (only for chat offerings with probes) and embedding offerings' measured dimensions."""
     served = tokens_served_by_offering(now=timezone.now())
-    dists = latency_distributions(offering_ids=[r.offering_id for r in rows if r.n], window=window, region=region)
+    chat = [r.offering_id for r in rows if r.n and r.kind == CHAT]
+    dists = latency_distributions(offering_ids=chat, window=window, region=region)
+    dimensions = embedding_dimensions(offering_ids=[r.offering_id for r in rows if r.kind == EMBEDDINGS])
     return [
         replace(
             row,
             tokens_24h=served.get(row.offering_id, {}).get("24h", 0),
             tokens_7d=served.get(row.offering_id, {}).get("7d", 0),
             dist=dists.get(row.offering_id, {}),
+            dimensions=dimensions.get(row.offering_id),
         )
         for row in rows
     ]

@@ -82,6 +82,8 @@ FIGURE_FORMAT: dict[str, Callable[[Any], str]] = {
     "cache_hit": lambda v: pct(v),
     "ttft_p99": lambda v: ms(v),
     "quality": lambda v: pct(v),
+    "latency_p50": lambda v: ms(v),
+    "latency_p90": lambda v: ms(v),
 }
 
 
@@ -92,6 +94,8 @@ CI_FORMAT: dict[str, Callable[[Any], str]] = {
     "error_rate": lambda v: pct(v, 1),
     "ttft_p99": lambda v: num(v),
     "quality": lambda v: pct(v),
+    "latency_p50": lambda v: num(v),
+    "latency_p90": lambda v: num(v),
 }
 
 

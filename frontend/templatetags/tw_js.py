@@ -40,6 +40,7 @@ def texts() -> dict[str, str]:
         "trend_tps": _("output tok/s"),
         "trend_availability": _("availability"),
         "trend_price": _("effective input price (micro-USD per 1M)"),
+        "trend_latency": _("latency p50 (ms)"),
         # xgettext:no-python-format
         "ci_low": _("95% interval (low)"),
         # xgettext:no-python-format

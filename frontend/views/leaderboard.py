@@ -19,6 +19,9 @@ from evaluation.selectors import incidents_list
 from frontend.data import board_cache
 from frontend.data.leaderboard import (
     ALL_REGIONS,
+    CHAT,
+    EMBEDDINGS,
+    KINDS,
     MIN_N,
     TREND_METRICS,
     WINDOWS,
@@ -27,36 +30,12 @@ from frontend.data.leaderboard import (
     enrich,
     leaderboard,
     matches,
+    offering_kind_of,
     stats_read,
     trend,
 )
+from frontend.views.board_columns import COLUMNS_OF, FIRST_TREND, SORTABLE
 
-# (key, header, numeric, sortable): the table's columns in order; every key has an entry on the definitions page.
-COLUMNS = (
-    ("model", gettext_lazy("Model"), False, True),
-    ("provider", gettext_lazy("Provider"), False, True),
-    ("region", gettext_lazy("Region"), False, True),
-    ("quality", gettext_lazy("Quality"), True, True),
-    ("ttft_p50", gettext_lazy("TTFT p50"), True, True),
-    ("ttft_p90", gettext_lazy("TTFT p90"), True, True),
-    ("ttft_p99", gettext_lazy("TTFT p99"), True, True),
-    ("ttft_dist", gettext_lazy("TTFT distribution"), True, False),
-    ("tps", gettext_lazy("Output tok/s"), True, True),
-    ("tps_dist", gettext_lazy("Speed p50 · p90 · p99"), True, False),
-    ("availability", gettext_lazy("Availability"), True, True),
-    ("error_rate", gettext_lazy("Error rate"), True, True),
-    ("cache_hit", gettext_lazy("Cache hits"), True, True),
-    ("context_window", gettext_lazy("Context"), True, True),
-    ("max_output", gettext_lazy("Max output"), True, True),
-    ("parameters", gettext_lazy("Parameters"), False, False),
-    ("price_input", gettext_lazy("Input $/1M"), True, True),
-    ("price_output", gettext_lazy("Output $/1M"), True, True),
-    ("price_cache_read", gettext_lazy("Cache read · write $/1M"), True, True),
-    ("price_effective", gettext_lazy("Effective $/1M"), True, True),
-    ("tokens_24h", gettext_lazy("Tokens served 24 h · 7 d"), True, True),
-    ("n", gettext_lazy("Probes (n)"), True, True),
-)
-SORTABLE = (*(key for key, _label, _numeric, sortable in COLUMNS if sortable), "tokens_7d", "price_cache_write")
 TREND_WINDOWS = (
     ("15m", gettext_lazy("15 minutes")),
     ("1h", gettext_lazy("1 hour")),
@@ -86,6 +65,7 @@ def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) ->
             {p for r in all_rows for p in r.parameters},
             _("No offering declares the parameter “%(value)s”: showing every offering."),
         ),
+        "kind": (set(KINDS), _("Unknown view “%(value)s”: showing chat models.")),
     }
     params = {
         "q": get.get("q", "").strip()[:100],
@@ -96,6 +76,7 @@ def _params(request: HttpRequest, all_rows: list[Row], fixed: dict[str, str]) ->
         "sort": "",
         "dir": "asc",
         "param": "",
+        "kind": "",
     }
     for name, (allowed, message) in choices.items():
         value = get.get(name, "")
@@ -119,13 +100,23 @@ def _sorted(rows: list[Row], sort: str, direction: str) -> list[Row]:
     return present + missing  # rows without data sort last either way
 
 
-def _columns(params: dict[str, str], fixed: dict[str, str], base: str) -> list[dict[str, Any]]:
+def _kind(params: dict[str, str], rows: list[Row]) -> str:
+    """The view: the one asked for; else embeddings when every offering the model or provider filter
+    leaves is an embedding offering (an embedding model's page); else chat."""
+    if params["kind"]:
+        return params["kind"]
+    subject = [r for r in rows if matches(r, model=params["model"], provider=params["provider"])]
+    narrowed = bool(params["model"] or params["provider"])
+    return EMBEDDINGS if narrowed and subject and all(r.kind == EMBEDDINGS for r in subject) else CHAT
+
+
+def _columns(params: dict[str, str], fixed: dict[str, str], base: str, kind: str) -> list[dict[str, Any]]:
     """Headers: a link that sorts (the sort lives in the URL, so a view can be shared) and a definition link."""
     kept = {
         k: v for k, v in params.items() if v and k not in ("sort", "dir", *fixed) and not (k == "window" and v == "24h")
     }
     columns = []
-    for key, label, numeric, sortable in COLUMNS:
+    for key, label, numeric, sortable in COLUMNS_OF[kind]:
         current = params["sort"] == key
         direction = "desc" if current and params["dir"] == "asc" else "asc"
         columns.append(
@@ -146,11 +137,12 @@ def _context(request: HttpRequest, *, base: str | None = None, **fixed: str) -> 
     reads = {(window, ALL_REGIONS): stats_read(window, ALL_REGIONS)}  # read once, shared with the region table
     all_rows = leaderboard(window=window, region=ALL_REGIONS, stats=reads[(window, ALL_REGIONS)])
     params, notices = _params(request, all_rows, fixed)
+    kind = _kind(params, all_rows)
     region = params["region"] or ALL_REGIONS
     if region != ALL_REGIONS or window != params["window"]:
         reads[(params["window"], region)] = stats_read(params["window"], region)
         all_rows = leaderboard(window=params["window"], region=region, stats=reads[(params["window"], region)])
-    all_rows = enrich(all_rows, window=params["window"], region=region)
+    all_rows = enrich([r for r in all_rows if r.kind == kind], window=params["window"], region=region)
     rows = [
         row
         for row in all_rows
@@ -162,7 +154,10 @@ def _context(request: HttpRequest, *, base: str | None = None, **fixed: str) -> 
         "section": "leaderboard",
         "params": params,
         "notices": notices,
-        "columns": _columns(params, fixed, base or request.path),
+        "kind": kind,
+        "kind_links": _kind_links(params, fixed, base or request.path, kind),
+        "rows_template": f"frontend/leaderboard/_rows{'_embeddings' if kind == EMBEDDINGS else ''}.html",
+        "columns": _columns(params, fixed, base or request.path, kind),
         "rows": rows,
         "total": len(all_rows),
         "min_n": MIN_N,
@@ -170,7 +165,7 @@ def _context(request: HttpRequest, *, base: str | None = None, **fixed: str) -> 
         "providers": sorted({(r.provider, r.provider_name) for r in all_rows}),
         "all_providers": sorted({r.provider for r in all_rows}),
         "all_parameters": sorted({p for r in all_rows for p in r.parameters}),
-        "column_count": len(COLUMNS),
+        "column_count": len(COLUMNS_OF[kind]),
         "regions": list(settings.TOKENWAY_REGIONS),
         "windows": WINDOWS,
         "trend_windows": TREND_WINDOWS,
@@ -179,10 +174,30 @@ def _context(request: HttpRequest, *, base: str | None = None, **fixed: str) -> 
     }
 
 
+def _kind_links(params: dict[str, str], fixed: dict[str, str], base: str, kind: str) -> list[dict[str, Any]]:
+    """The two views of the board (chat models, embedding models) as links keeping the window and region;
+    none on a page whose model or offering fixes the view."""
+    if "model" in fixed or "kind" in fixed:
+        return []
+    kept = {k: params[k] for k in ("region", "window") if params[k] and not (k == "window" and params[k] == "24h")}
+    labels = {CHAT: _("Chat models"), EMBEDDINGS: _("Embedding models")}
+    links = []
+    for view in KINDS:
+        query = urlencode({**kept, "kind": view} if view != CHAT else kept)
+        links.append({"label": labels[view], "href": f"{base}?{query}" if query else base, "current": view == kind})
+    return links
+
+
 def _with_trend(context: dict[str, Any]) -> dict[str, Any]:
-    """The page's first trend (TTFT over the page's window); tabs load the others from trend.json."""
+    """The page's first trend (TTFT, or latency for embedding models, over the page's window); tabs load
+    the others from trend.json."""
     region = context["params"]["region"] or ALL_REGIONS
-    context["trend"] = trend(rows=context["rows"], window=_trend_window(context["params"]["window"]), region=region)
+    context["trend"] = trend(
+        rows=context["rows"],
+        window=_trend_window(context["params"]["window"]),
+        region=region,
+        metric=FIRST_TREND[context["kind"]],
+    )
     return context
 
 
@@ -239,7 +254,8 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def rows_fragment(request: HttpRequest) -> HttpResponse:
     """The table body alone, fetched by the page when the live group says aggregates refreshed."""
-    return render(request, "frontend/leaderboard/_rows.html", _context(request))
+    context = _context(request)
+    return render(request, context["rows_template"], context)
 
 
 @require_GET
@@ -277,8 +293,10 @@ def _regions_context(context: dict[str, Any]) -> None:
         offering_ids=ids,
         stats=context["stats_reads"].get((window, ALL_REGIONS)),
     )
-    measured = [r.ttft_p50 for item in context["region_rows"] for _region, r in item["regions"] if r and r.ttft_p50]
-    context["region_max_ttft"] = max(measured, default=0)  # the bars' common scale: the slowest region's TTFT
+    cells = [r for item in context["region_rows"] for _region, r in item["regions"] if r]
+    # the bars' common scale: the slowest region's TTFT (chat) or time to the whole answer (embeddings)
+    context["region_max_ttft"] = max((r.ttft_p50 for r in cells if r.ttft_p50), default=0)
+    context["region_max_latency"] = max((r.latency_p50 for r in cells if r.latency_p50), default=0)
 
 
 @require_GET
@@ -310,7 +328,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def offering_detail(request: HttpRequest, offering_id: int) -> HttpResponse:
     def build() -> tuple[str, str, dict[str, Any]]:
-        context = _context(request)
+        context = _context(request, kind=offering_kind_of(offering_id) or CHAT)
         row = next((r for r in context["rows"] if r.offering_id == offering_id), None)
         if row is None:
             listed = leaderboard(window=context["params"]["window"])

@@ -127,7 +127,7 @@ def test_no_two_measures_of_a_kind_write_the_same_counter():
 
 def test_every_metric_and_flag_is_named_once_and_documented():
     names = [m.name for m in METRICS]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == 21
     assert all(m.min_n >= 3 and m.unit for m in METRICS)
     assert [f.name for f in FLAGS] == [
         "billing_block_breaks_cache",

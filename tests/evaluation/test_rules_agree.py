@@ -29,7 +29,7 @@ PRICES = Prices(input=3_000_000, output=15_000_000, cache_read=300_000)
 QUANTILES = {m.name for m in METRICS if isinstance(m, Quantile)}
 # Each kind's own variants, and one that belongs to another kind or to none.
 VARIANTS = {
-    ProbeKind.PERFORMANCE: ("1k", "10k", "plain"),
+    ProbeKind.PERFORMANCE: ("1k", "10k", "embed", "plain"),
     ProbeKind.CACHE: ("plain", "billing", "stripped", "1k"),
     ProbeKind.PRICE: ("reported_vs_counted", ""),
     ProbeKind.QUALITY: ("canaries", ""),
@@ -73,6 +73,7 @@ def _row(draw: st.DrawFn) -> Outcome:
         ttft_ms=draw(st.none() | _positive),
         answer_ttft_ms=draw(st.none() | _positive),
         tps=draw(st.none() | _positive),
+        total_ms=draw(st.none() | _positive),
         input_tokens=draw(_tokens),
         cached_tokens=draw(_tokens),
         error_class=draw(ERRORS),
@@ -104,6 +105,7 @@ def _counted_in_sql(rows: list[Outcome]) -> dict[str, dict[str, float]]:
             ttft_ms=r.ttft_ms,
             answer_ttft_ms=r.answer_ttft_ms,
             tps=r.tps,
+            total_ms=r.total_ms,
             input_tokens=r.input_tokens,
             cached_tokens=r.cached_tokens,
             error_class=r.error_class,
@@ -154,8 +156,10 @@ def test_a_mixed_minute_reaches_every_metric_and_flag_the_same_three_ways():
     refused = Outcome("capability", "tools", 0.0, error_class="unsupported")
     broken_cache = [Outcome("cache", "billing", 0.0, input_tokens=2000, cached_tokens=0) for _ in range(40)]
     dishonest = Outcome("price", "reported_vs_counted", 0.0, details={"token_overcount": True, "price_mismatch": True})
+    embedded = [Outcome("performance", "embed", 0.0, total_ms=80.0 + 7 * i) for i in range(40)]  # an embedding model
     rows = [
         *seeded,
+        *embedded,
         refused,
         *broken_cache,
         *[dishonest] * 60,

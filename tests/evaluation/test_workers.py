@@ -62,10 +62,12 @@ def test_foreign_queue_detection():
 )
 def test_dispatcher_spreads_and_reschedules_every_offering_and_region(catalog, redis_client):
     rng = random.Random(1)
-    offerings = len([o for o in catalog.offerings if o.status != "disabled" and "embeddings" not in o.parameters])
+    probed = [o for o in catalog.offerings if o.status != "disabled"]
+    embedding = len([o for o in probed if "embeddings" in o.parameters])  # performance and price kinds only
+    offerings = len(probed)
     now = 1_000_000.0
     sent = sum(probes_dispatch(now=now + step * 30, rng=rng, spread_s=0) for step in range(11))  # 5.5 min of beat ticks
-    assert redis_client.zcard(DUE_KEY) == offerings * 2 * 5
+    assert redis_client.zcard(DUE_KEY) == (offerings - embedding) * 2 * 5 + embedding * 2 * 2
     performance = [m for m, score in redis_client.zrange(DUE_KEY, 0, -1, withscores=True) if b"|performance|" in m]
     assert len(performance) == offerings * 2
     backlog = redis_client.llen("probes.beijing") + redis_client.llen("probes.shanghai")

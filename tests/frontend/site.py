@@ -84,6 +84,57 @@ def history(offerings, *, hours: int = 24, per_hour: int = 6) -> None:
     )
 
 
+def embedding_offering():
+    """An embedding model at its own provider, measured by the embedding probe: latency, availability and
+    the vectors' length (the board's embedding view)."""
+    import datetime as dt
+
+    from catalog.models import Model, Offering, OfferingPrice, Provider
+    from evaluation.models import Aggregate, ProbeKind, ProbeResult
+
+    provider = Provider.objects.create(
+        slug="openai", name="OpenAI", base_url="http://127.0.0.1:8100/openai/v1", dialect="openai"
+    )
+    model = Model.objects.create(
+        slug="text-embedding-3-small", name="text-embedding-3-small", context_window=8192, max_output=1
+    )
+    offering = Offering.objects.create(
+        model=model,
+        provider=provider,
+        upstream_model=model.slug,
+        context_window=8192,
+        max_output=1,
+        parameters=["embeddings", "dimensions"],
+    )
+    OfferingPrice.objects.create(offering=offering, version=1, input=20_000, output=0)
+    metric = lambda v, n=60: {"value": v, "lo": v * 0.9, "hi": v * 1.1, "n": n}  # noqa: E731
+    metrics = {
+        "embedding_latency_p50": metric(140.0),
+        "embedding_latency_p90": metric(260.0),
+        "availability": metric(0.998),
+        "error_rate": metric(0.002),
+        "billed_ratio": metric(1.0, 5),
+    }
+    Aggregate.objects.update_or_create(
+        offering_id=offering.pk,
+        region="all",
+        window="24h",
+        defaults={"computed_at": timezone.now(), "n": 60, "metrics": metrics, "flags": []},
+    )
+    ProbeResult.objects.create(
+        offering_id=offering.pk,
+        region="beijing",
+        kind=ProbeKind.PERFORMANCE,
+        variant="embed",
+        started_at=timezone.now() - dt.timedelta(minutes=5),
+        total_ms=140.0,
+        input_tokens=1000,
+        output_tokens=0,
+        details={"inputs": 8, "dimensions": 1536},
+    )
+    return offering
+
+
 def populate(personas, catalog) -> list[SitePage]:
     """Statistics for every offering (one thin), per-region rows, history with an incident, a served and
     a rejected request."""
@@ -94,6 +145,7 @@ def populate(personas, catalog) -> list[SitePage]:
     measure(anthropic, ttft=650, tps=48, n=4, flags=["billing_block_breaks_cache"])  # below every minimum
     for region, ttft in (("beijing", 380), ("shanghai", 450)):
         measure(deepseek, ttft=ttft, tps=60, n=40, region=region)
+    embedding = embedding_offering()
     key = issue_key(personas.tenant, name="ci-bot")[0]
     now = time.time()
     rejected = replace(
@@ -123,6 +175,8 @@ def populate(personas, catalog) -> list[SitePage]:
         SitePage("model", "/models/deepseek-v4-flash/", "anonymous"),
         SitePage("provider", "/providers/deepseek/", "anonymous"),
         SitePage("offering", f"/offerings/{deepseek.pk}/", "anonymous"),
+        SitePage("leaderboard-embeddings", "/?kind=embeddings", "anonymous"),
+        SitePage("offering-embeddings", f"/offerings/{embedding.pk}/", "anonymous"),
         SitePage("login", "/accounts/login/", "anonymous"),
         SitePage("signup", "/accounts/signup/", "anonymous"),
         SitePage("password-reset", "/accounts/password/reset/", "anonymous"),

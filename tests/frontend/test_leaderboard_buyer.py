@@ -23,7 +23,7 @@ from evaluation.board_reads import latency_distributions
 from evaluation.services.refresh import BOARD_PRERENDER_TASK, board_prerender_enqueue
 from foundation.redis_client import get_broker_redis
 from frontend.data import board_cache
-from frontend.data.leaderboard import WINDOWS
+from frontend.data.leaderboard import KINDS, WINDOWS
 from frontend.data.offering_facts import quantisation
 from frontend.prerender import board_prerender, prerender_request
 from frontend.tasks import board_prerender_task
@@ -176,16 +176,18 @@ def test_board_is_cached_per_published_stats_version(site, redis_client):
 
 
 def test_a_publish_prerenders_the_default_views_for_every_web_process(site, redis_client):
-    """After a publish the worker renders each window × language (no other query) into the shared cache,
-    so the first visitor of the new version, on any web process, reads a cached page."""
+    """After a publish the worker renders each window × language × view (no other query) into the shared
+    cache, so the first visitor of the new version, on any web process, reads a cached page."""
     redis_client.incr(redis_keys.STATS_VERSION)
-    assert board_prerender() == len(WINDOWS) * 2  # every window in English and in Chinese
+    # every window of both views (chat and embedding models) in English and in Chinese
+    assert board_prerender() == len(WINDOWS) * len(KINDS) * 2
     assert board_prerender() == 0  # already there: nothing rendered twice
     for path in ("/", "/leaderboard/"):  # one page under two addresses, one entry
         first = Client().get(path)
         assert first["X-Board-Cache"] == "hit" and "420 ms" in _row(first.content.decode(), "deepseek")
     week = Client(headers={"accept-language": "zh-hans"}).get("/", {"window": "7d"})
     assert week["X-Board-Cache"] == "hit" and 'lang="zh-hans"' in week.content.decode()
+    assert Client().get("/", {"kind": "embeddings", "window": "1h"})["X-Board-Cache"] == "hit"
     assert Client().get("/", {"sort": "tps"})["X-Board-Cache"] == "miss"  # other views render on their visit
 
 

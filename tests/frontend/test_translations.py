@@ -22,6 +22,7 @@ ALLOWED = {
     "code", "mars",  # "Claude Code" and the unknown region the filtered page names
     "english",  # the language switch names each language in itself
     "balanced", "cheapest", "healthy",  # the request record's route mode and reason, as the gateway wrote them
+    "embeddings", "dimensions",  # catalog parameters as the API spells them (the parameter filter's options)
 }  # fmt: skip
 WORD = re.compile(r"[A-Za-z][A-Za-z']{2,}")
 SKIP_TAGS = {"script", "style", "code", "pre", "noscript"}

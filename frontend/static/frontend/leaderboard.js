@@ -197,7 +197,7 @@
       ctx.restore();
     },
   };
-  const fmt = (metric, v) => v == null ? "—" : metric === "ttft" ? Math.round(v) + " ms" : metric === "availability" ? (v * 100).toFixed(2) + "%" : metric === "price" ? "$" + (v / 1e6).toFixed(4) : v.toFixed(1);
+  const fmt = (metric, v) => v == null ? "—" : metric === "ttft" || metric === "latency" ? Math.round(v) + " ms" : metric === "availability" ? (v * 100).toFixed(2) + "%" : metric === "price" ? "$" + (v / 1e6).toFixed(4) : v.toFixed(1);
   const shortTime = (t, win) => { const d = new Date(t); return win === "7d" ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + String(d.getHours()).padStart(2, "0") + ":00" : String(d.getHours()).padStart(2, "0") + ":" + String(d.getMinutes()).padStart(2, "0"); };
   // The trend's legend in the page (it wraps, and scrolls past three rows): a swatch drawn with the line's own dash.
   function trendLegend(datasets) {
@@ -279,6 +279,7 @@
   async function loadTrend() {
     const params = new URLSearchParams(location.search);
     params.set("metric", trendSel.metric); params.set("trend_window", trendSel.window);
+    if (table.dataset.kind) params.set("kind", table.dataset.kind); // the view the table shows (chat or embeddings)
     if (fixed.model) params.set("model", fixed.model);
     if (fixed.provider) params.set("provider", fixed.provider);
     if (fixed.offering) params.set("offering", fixed.offering);
@@ -293,6 +294,7 @@
     const params = new URLSearchParams(location.search);
     if (fixed.model) params.set("model", fixed.model);
     if (fixed.provider) params.set("provider", fixed.provider);
+    if (table.dataset.kind) params.set("kind", table.dataset.kind);
     const query = "?" + params.toString();
     const [fragment, json] = await Promise.all([
       fetch(table.dataset.rowsUrl + query).then((r) => r.text()),
