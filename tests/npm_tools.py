@@ -21,6 +21,7 @@ TOOLS = Path(__file__).resolve().parent / ".tools"
 PINS: dict[str, str] = {  # package -> version
     "@anthropic-ai/claude-code": "2.1.332",
     "@openai/codex": "0.171.0",
+    "openai": "6.30.1",  # the Node SDK: the last major that runs on Node 20 (7.x wants Node 22)
 }
 BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,12 +16,11 @@ import requests
 
 from contracts.usage import Tokens, cost_micros
 from tests.catalogs import sim_offerings
+from tests.npm_tools import npm_package
 from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.deployed, pytest.mark.timeout(600)]
 
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"  # where tests/deployed/test_agents.py installs its CLIs
-OPENAI_NODE = ("openai", "6.30.1")  # the last major that runs on Node 20 (7.x wants Node 22)
 PASSAGE = "Tokenway measures every offering from several regions and routes each request to the best one. " * 6
 
 # Three calls, each printed as one JSON object: what the caller got and the request id to look it up by.
@@ -54,22 +52,6 @@ async function call(name, body) {
 """
 
 
-def _node_package(package: str, version: str) -> Path:
-    """The pinned package in tests/.tools/node_modules, installed with npm when missing or another version."""
-    manifest = TOOLS / "node_modules" / package / "package.json"
-    if manifest.exists() and json.loads(manifest.read_text()).get("version") == version:
-        return TOOLS / "node_modules"
-    if not shutil.which("npm") or not shutil.which("node"):
-        pytest.skip(f"node or npm is not installed: cannot run {package}")
-    TOOLS.mkdir(parents=True, exist_ok=True)
-    try:
-        install = ["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--prefix", str(TOOLS)]
-        subprocess.run([*install, f"{package}@{version}"], check=True, capture_output=True, timeout=300)
-    except (subprocess.SubprocessError, OSError) as exc:
-        pytest.skip(f"npm registry unreachable or install failed ({exc!r}): {package} not available")
-    return TOOLS / "node_modules"
-
-
 @pytest.fixture
 def own_key(stack) -> str:
     """A key of the demo tenant for this test alone."""
@@ -93,7 +75,9 @@ def _billed(stack, key: str, request_id: str) -> dict[str, Any]:
 
 
 def test_node_sdk_embeddings_create_decodes_the_vectors_and_is_billed_exactly(stack, own_key, tmp_path):
-    modules = _node_package(*OPENAI_NODE)
+    if not shutil.which("node"):
+        pytest.skip("node is not installed: cannot run the Node SDK")
+    modules = npm_package("openai").parent
     script = tmp_path / "embeddings.cjs"
     script.write_text(SCRIPT)
     env = {**os.environ, "NODE_PATH": str(modules), "BASE_URL": stack.base_url, "KEY": own_key, "PASSAGE": PASSAGE}
