@@ -71,7 +71,9 @@ def _billed(stack, key: str, request_id: str) -> dict[str, Any]:
         record = response.json() if response.status_code == 200 else None
         return record if record and record.get("ingested") else None
 
-    return wait_until(ingested, timeout=60, interval=0.25, message=f"{request_id} in the ledger")
+    record = wait_until(ingested, timeout=60, interval=0.25, message=f"{request_id} in the ledger")
+    assert record is not None
+    return record
 
 
 def test_node_sdk_embeddings_create_decodes_the_vectors_and_is_billed_exactly(stack, own_key, tmp_path):

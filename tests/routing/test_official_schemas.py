@@ -178,7 +178,7 @@ def _assembled(name: str, frames: list[Any]) -> Any:
         for event in frames:
             state.handle_event(event)
         return frames[-1].response
-    snapshot, json_bufs = None, {}
+    snapshot, json_bufs = None, dict[int, bytes]()
     for event in frames:
         snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
     return snapshot
@@ -199,8 +199,8 @@ def _said(name: str, answer: Any) -> Said:
         return Said(message.content or "", calls, (message.model_extra or {}).get("reasoning_content") or "")
     if name == "responses":
         items = [i for i in answer.output if i.type == "function_call"]
-        thoughts = [part.text for i in answer.output if i.type == "reasoning" for part in i.content or ()]
-        return Said(answer.output_text, [(i.name, json.loads(i.arguments)) for i in items], "".join(thoughts))
+        parts = [part.text for i in answer.output if i.type == "reasoning" for part in i.content or ()]
+        return Said(answer.output_text, [(i.name, json.loads(i.arguments)) for i in items], "".join(parts))
     text = "".join(block.text for block in answer.content if block.type == "text")
     thoughts = "".join(block.thinking for block in answer.content if block.type == "thinking")
     return Said(text, [(block.name, block.input) for block in answer.content if block.type == "tool_use"], thoughts)
