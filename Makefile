@@ -34,7 +34,7 @@ manage: install
 	@$(PY) manage.py $(ARGS)
 
 # The whole suite in three parallel lanes, each with its own throw-away servers (devtools/testlanes.py), with
-# branch coverage combined over both and the floor in pyproject ([tool.coverage.report] fail_under); prints the
+# branch coverage combined over all and the floor in pyproject ([tool.coverage.report] fail_under); prints the
 # slowest 25 tests. A part of the suite, `make test PYTEST_ARGS="tests/metering -k ledger"`, runs in one lane;
 # the floor holds for the whole suite only, so a part skips it with COVERAGE= (COVERAGE=html: htmlcov/).
 COVERAGE ?= term
