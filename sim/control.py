@@ -1,7 +1,8 @@
-"""Loopback-only control endpoints under /_sim/ (health, requests, faults, profiles, reset)."""
+"""Loopback-only control endpoints under /_sim/ (health, requests, faults, incidents, profiles, reset)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -10,6 +11,7 @@ from aiohttp import web
 
 from sim.faults import FaultRule
 from sim.fleet import Fleet
+from sim.profiles import Incident
 from sim.views import fleet_view
 
 LOOPBACK = ("127.0.0.1", "::1", None)
@@ -96,6 +98,33 @@ async def clear_faults(request: web.Request) -> web.Response:
     return _json({"faults": []})
 
 
+async def add_incident(request: web.Request) -> web.Response:
+    """An incident of the profiles' kind starting now: ``{"provider", "model"?, "kind"?, "duration_s",
+    "ttft_factor"?, "tps_factor"?, "fault"?}`` (a slowdown or an outage that ends by itself)."""
+    fleet = request.app[FLEET_KEY]
+    try:
+        data = await _body(request)
+        incident = Incident(
+            kind=str(data.get("kind", "degradation")),
+            duration_s=float(data["duration_s"]),
+            start_s=fleet.clock.now(),
+            ttft_factor=float(data.get("ttft_factor", 1.0)),
+            tps_factor=float(data.get("tps_factor", 1.0)),
+            fault=str(data.get("fault", "http_503")),
+        )
+        if incident.kind not in ("degradation", "outage"):
+            raise ValueError(f"unknown incident kind {incident.kind!r}")
+        offerings = fleet.add_incident(str(data["provider"]), data.get("model"), incident)
+    except (KeyError, ValueError, TypeError, orjson.JSONDecodeError) as err:
+        return _bad(f"provider, model and incident fields: {err}")
+    return _json({"incident": {**dataclasses.asdict(incident), "offerings": offerings}}, status=201)
+
+
+async def clear_incidents(request: web.Request) -> web.Response:
+    request.app[FLEET_KEY].clear_incidents(request.query.get("provider"))
+    return _json({"incidents": []})
+
+
 async def profiles(request: web.Request) -> web.Response:
     return _json(fleet_view(request.app[FLEET_KEY], request.query.get("provider")))
 
@@ -143,6 +172,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/_sim/faults", list_faults)
     app.router.add_post("/_sim/faults", add_fault)
     app.router.add_delete("/_sim/faults", clear_faults)
+    app.router.add_post("/_sim/incidents", add_incident)
+    app.router.add_delete("/_sim/incidents", clear_incidents)
     app.router.add_get("/_sim/profiles", profiles)
     app.router.add_get("/_sim/network", network)
     app.router.add_post("/_sim/reset", reset)

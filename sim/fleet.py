@@ -16,7 +16,7 @@ from sim.draws import Draws, mix64, stable_hash
 from sim.faults import FaultBook
 from sim.fleet_spec import DEFAULT_CATALOG, OfferingSpec, load_catalog
 from sim.network import DEFAULT_NETWORK, Network, load_network
-from sim.profiles import DEFAULT_PROFILES, Profile, ProfileBook, load_profiles
+from sim.profiles import DEFAULT_PROFILES, Incident, Profile, ProfileBook, load_profiles
 from sim.ratelimit import RateLimiter
 from sim.requestlog import RequestLog
 
@@ -124,7 +124,28 @@ class Fleet:
         self._occurrences[key] = count + 1
         return Draws(mix64(self.seed ^ key) ^ count)
 
+    def add_incident(self, provider: str, model: str | None, incident: Incident) -> list[str]:
+        """An incident from now on (POST /_sim/incidents) on ``provider``'s offerings of ``model`` (all when
+        None), beside the profile's own; returns the keys of the offerings it applies to."""
+        found = self.providers.get(provider)
+        if found is None:
+            raise KeyError(provider)
+        touched = [o for o in found.unique_offerings() if model is None or model in o.names]
+        if not touched:
+            raise KeyError(model)
+        for offering in touched:
+            offering.profile = dataclasses.replace(offering.profile, incidents=(*offering.profile.incidents, incident))
+        return [o.key for o in touched]
+
+    def clear_incidents(self, provider: str | None = None) -> None:
+        """Back to the configured profiles' incidents (every provider's, or one's)."""
+        for slug, item in self.providers.items():
+            if provider in (None, slug):
+                for offering in item.unique_offerings():
+                    offering.profile = self.book.resolve(slug, offering.spec.model)
+
     def reset(self) -> None:
+        self.clear_incidents()
         self.cache.clear()
         self.limiter.clear()
         self.faults.clear()

@@ -1,7 +1,9 @@
 """Per-offering live health in this process: circuit breaker, Retry-After cooldown, EWMAs.
 
 Breaker: ``closed`` → after N consecutive failures ``open`` for a cooldown → one
-``half-open`` trial request; its success closes the breaker, its failure re-opens it.
+``half-open`` trial request; its success closes the breaker (and restarts the latency EWMA from it),
+its failure re-opens it. The forwarder gives a trial a shorter first-byte deadline
+(routing.failover.deadline), so one that is still slow fails too.
 EWMAs fade with time (routing.failover.live) and are shared across processes (routing.failover.shared).
 """
 
@@ -29,6 +31,7 @@ class OfferingHealth:
     updated_at: float = 0.0  # clock time of the error/429 EWMAs (they fade from there)
     latency_at: float = 0.0  # clock time of the latency EWMA
     recovered_at: float = 0.0  # clock time a half-open trial succeeded; 0 once anything fails again
+    opened_at: float = 0.0  # clock time the breaker (or a Retry-After cooldown) last opened from closed
     pending: Pending = field(default_factory=Pending)  # not yet shared (routing.failover.shared)
 
 
@@ -129,10 +132,13 @@ class HealthBoard:
             if "k" in values:
                 health.recovered_at = values["k"]
 
-    def begin(self, offering_id: int) -> None:
+    def begin(self, offering_id: int) -> bool:
+        """An attempt starts; True when it is a half-open breaker's trial."""
         health = self.get(offering_id)
         if health.open_until and self._clock() >= health.open_until:
             health.trial_in_flight = True
+            return True
+        return False
 
     def not_reached(self, offering_id: int) -> None:
         """The attempt never reached the provider (our own pool limit): no signal; a half-open trial is given back."""
@@ -142,7 +148,12 @@ class HealthBoard:
 
     def success(self, offering_id: int, ttfb_ms: float) -> None:
         health = self.get(offering_id)
-        if health.open_until and not health.throttled:  # the trial after an open breaker: it works again
+        if health.open_until and self._clock() - ttfb_ms / 1000 < health.opened_at:
+            # Race: an attempt sent before the breaker opened answers after the failures that opened it. It
+            # is no trial and says nothing about the offering since: the breaker waits for its own trial.
+            return
+        trial = bool(health.open_until) and not health.throttled
+        if trial:  # the trial after an open breaker: it works again, as fast as this
             health.recovered_at = health.pending.recovered_at = self._clock()
         health.consecutive_failures = 0
         health.open_until = 0.0
@@ -151,8 +162,11 @@ class HealthBoard:
         self._fade(health)
         health.error_rate *= 1 - EWMA_ALPHA
         health.throttle_rate *= 1 - EWMA_ALPHA
+        # A successful trial restarts the latency EWMA: what it held was measured during the fault.
         health.latency_ms = (
-            ttfb_ms if health.latency_ms is None else health.latency_ms + EWMA_ALPHA * (ttfb_ms - health.latency_ms)
+            ttfb_ms
+            if health.latency_ms is None or trial
+            else health.latency_ms + EWMA_ALPHA * (ttfb_ms - health.latency_ms)
         )
         health.latency_at = health.updated_at
         health.pending.ok += 1
@@ -170,6 +184,8 @@ class HealthBoard:
         health.pending.throttled += int(throttled)
         health.recovered_at = health.pending.recovered_at = 0.0
         now = self._clock()
+        if not health.open_until:
+            health.opened_at = now  # opens now if this failure sets a cooldown below (else unused)
         if retry_after is not None:
             health.open_until = max(health.open_until, now + retry_after)
         if health.consecutive_failures >= self._failures_to_open:

@@ -45,7 +45,8 @@ for i = 4, #ARGV, 6 do
     r = r * keep + (thr / n) * (1 - keep)
   end
   if lat >= 0 then
-    if l then local keep = (1 - a) ^ ok; l = l * keep + lat * (1 - keep) else l = lat end
+    -- after a successful trial the fault's latencies are over: the EWMA starts again from what came since
+    if l and rec <= 0 then local keep = (1 - a) ^ ok; l = l * keep + lat * (1 - keep) else l = lat end
     redis.call('HSET', KEYS[1], id..':l', tostring(l))
   end
   redis.call('HSET', KEYS[1], id..':e', tostring(e), id..':r', tostring(r), id..':t', tostring(now))

@@ -12,7 +12,7 @@ import aiohttp
 
 from contracts.snapshot import OfferingSnapshot, OfferingStats
 from routing.adapters.registry import adapter_for
-from routing.failover.deadline import first_byte_deadline_s
+from routing.failover.deadline import first_byte_deadline_s, trial_first_byte_deadline_s
 from routing.failover.health import HealthBoard
 from routing.forwarding.attempt_span import attempt as traced_attempt
 from routing.forwarding.credentials import Credentials
@@ -133,7 +133,7 @@ class Forwarder:
         adapter = adapter_for(offering.dialect)
         api_key, _ = self._credentials.for_offering(call.record, offering)
         body = forward_body(call.dialect.name, call.body, offering)
-        session, reached = self._session, offering
+        session, reached, trial = self._session, offering, False
         if tenant_url:
             allow_loopback, ports = self._config.allow_loopback_provider_urls, self._config.byok_allowed_ports
             session = self._tenant_session()
@@ -141,12 +141,12 @@ class Forwarder:
                 offering, checked_url(tenant_url, allow_loopback=allow_loopback, allowed_ports=ports)
             )
         else:
-            self._health.begin(offering.offering_id)
+            trial = self._health.begin(offering.offering_id)
         path = call.dialect.upstream_path  # an endpoint of the same dialect beside chat (embeddings)
         url = reached.base_url.rstrip("/") + path if path else adapter.url(reached)
         return await open_attempt(
             session, url, adapter.headers(api_key, call.headers), body,
-            stream=call.view.stream, first_byte_s=self._first_byte_s(call, offering), deadline=deadline,
+            stream=call.view.stream, first_byte_s=self._first_byte_s(call, offering, trial), deadline=deadline,
         )  # fmt: skip
 
     def _tenant_session(self) -> aiohttp.ClientSession:
@@ -161,11 +161,11 @@ class Forwarder:
         if self._byok_session is not None:
             await self._byok_session.close()
 
-    def _first_byte_s(self, call: Call, offering: OfferingSnapshot) -> float:
-        """Streams: the offering's first-byte deadline (from its measured TTFT). Whole answers: that
-        plus the time to generate the allowed output at a floor speed, so a stalled provider is left
-        while fallbacks have time."""
-        first = first_byte_deadline_s(
+    def _first_byte_s(self, call: Call, offering: OfferingSnapshot, trial: bool) -> float:
+        """Streams: the offering's first-byte deadline (from its measured TTFT; a half-open breaker's trial
+        gets a shorter one). Whole answers: that plus the time to generate the allowed output at a floor
+        speed, so a stalled provider is left while fallbacks have time."""
+        first = (trial_first_byte_deadline_s if trial else first_byte_deadline_s)(
             self._stats_for(offering.offering_id),
             input_tokens=call.view.input_estimate,
             cap_s=self._config.first_token_timeout_s,

@@ -38,7 +38,9 @@ def _candidate(x: Scored, verdict: str) -> RouteCandidate:
     # Zero parts (most of them) are skipped before rounding; each kept part is rounded once.
     parts = {name: r for name, v in zip(PARTS, x.terms, strict=True) if v and (r := round(v, PART_DIGITS))}
     offering, live = x.signals.offering, x.signals.live
-    flags = x.signals.resolved().flags + (("half_open",) if live is not None and live.half_open else ())
+    flags = x.signals.resolved().flags
+    if live is not None and (live.half_open or live.recovered):  # live evidence of a recovery decided its score
+        flags += (("half_open",) if live.half_open else ()) + (("recovered",) if live.recovered else ())
     return RouteCandidate(offering.provider, offering.offering_id, verdict, round(x.score, PART_DIGITS), parts, flags)
 
 

@@ -12,8 +12,10 @@ Score (lower is better), a sum of named parts, each relative to the best candida
   load        up to 3 when the forecast load nears what is left of its rate limit (routing.limits.board)
 Candidates with an integrity flag come after all others whatever their score. docs/routing.md.
 While a breaker is half-open (so its trial request can happen at all) and after that trial succeeded
-(live.recovered), evaluation's error record counts as the prior error share (2%) and its
-availability incident adds nothing: live evidence is newer than the fault evaluation measured.
+(live.recovered), evaluation's error record counts as the prior error share (2%), its open availability,
+TTFT and throughput incidents add nothing and its TTFT and throughput are the hour's without the freshest
+window's weight: live evidence is newer than the fault evaluation measured. A half-open trial is scored
+without the live TTFT either (it holds the fault); a successful one restarts it (routing.failover.health).
 """
 
 from __future__ import annotations
@@ -64,15 +66,17 @@ COST, TTFT, TPS, QUALITY, UNRELIABILITY, PENALTY, CACHE_HIT, LAST_RESORT, LOAD =
 
 def measure(s: Signals) -> Measures:
     est, live = s.resolved(), s.live or QUIET
-    static_ttft = est.ttft_ms + est.prefill_ms_per_token * max(0, s.uncached_input - TTFT_REFERENCE_TOKENS)
-    live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
-    unreliability, penalty = est.unreliability, est.flag_penalty
+    ttft, tps, unreliability, penalty = est.ttft_ms, est.tps, est.unreliability, est.flag_penalty
     if live.recovered or live.half_open:  # a half-open breaker's trial must be able to win to happen at all
-        unreliability, penalty = min(unreliability, RECOVERED_UNRELIABILITY), penalty - est.outage_penalty
+        unreliability = min(unreliability, RECOVERED_UNRELIABILITY)
+        penalty -= est.outage_penalty + est.latency_penalty
+        ttft, tps = est.hour_ttft_ms, est.hour_tps
+    static_ttft = ttft + est.prefill_ms_per_token * max(0, s.uncached_input - TTFT_REFERENCE_TOKENS)
+    live_errors = 0.0 if live.half_open else live.error_rate + THROTTLE_SHARE * live.throttle_rate
     return (
         s.expected_cost,
-        live.blend_ttft(static_ttft),
-        est.tps,
+        static_ttft if live.half_open else live.blend_ttft(static_ttft),
+        tps,
         est.quality,
         unreliability + live_errors,
         penalty,

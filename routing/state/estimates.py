@@ -20,6 +20,7 @@ INTEGRITY_FLAGS = frozenset({"price_mismatch", "token_overcount", "degraded_qual
 # Score units added per flag (one unit ≈ one doubling of the mode's main term).
 FLAG_PENALTY = {"price_mismatch": 4.0, "token_overcount": 4.0, "degraded_quality": 4.0, "capability_mismatch": 1.0}
 INCIDENT_PENALTY = {"availability": 2.0, "ttft": 1.0, "tps": 0.5}  # open incidents "for the worse"
+LATENCY_INCIDENTS = frozenset({"ttft", "tps"})
 DEGRADED_STATUS_PENALTY = 1.5  # the catalog marks the offering degraded
 REFERENCE_INPUT, REFERENCE_OUTPUT = 1000, 256  # the typical request a declared price is compared on
 TTFT_REFERENCE_TOKENS = 1000  # evaluation's headline TTFT is measured on ~1k-token inputs
@@ -63,6 +64,13 @@ class OfferingEstimate:
     cache_read_price: float
     cache_write_price: float
     output_price: float
+    # What live evidence of a recovery (a half-open breaker, its successful trial) scores the offering on
+    # instead (routing.router.strategy): the hour's median TTFT and throughput without the freshest window's
+    # weight and the median's upper bound, which hold the fault the trial says is over, and the part of
+    # flag_penalty its open TTFT and throughput incidents add.
+    hour_ttft_ms: float
+    hour_tps: float
+    latency_penalty: float
 
     def request_cost(self, *, input_tokens: int, output_tokens: int, holds_prefix: bool) -> tuple[float, int]:
         """(expected micro-units, expected uncached input tokens) for one request. The offering that
@@ -190,15 +198,21 @@ def _penalty(offering: OfferingSnapshot, flags: set[str], incidents: tuple[str, 
     return value + (DEGRADED_STATUS_PENALTY if offering.status == "degraded" else 0.0)
 
 
-def _perf(perf: OfferingStats | None, priors: ModelPriors) -> tuple[float, float, float]:
+def _perf(perf: OfferingStats | None, priors: ModelPriors, *, fresh: bool = True) -> tuple[float, float, float]:
+    """(TTFT, prefill per token, tokens/s). ``fresh``: the freshest window weighed over the hour's older
+    samples and the TTFT median's upper bound. Else the hour's medians alone: what live evidence of a
+    recovery scores an offering on, since the freshest window and the upper bound of an hour that holds
+    a fault's samples are the fault (the median is not while fewer than half of them are)."""
     if perf is None:
         return priors.ttft_ms, p.PRIOR_PREFILL_MS_PER_TOKEN, priors.tps
-    measured, n = fresh_first(perf.ttft_p50_hi_ms or perf.ttft_p50_ms, perf.n, perf.recent_ttft_p50_ms, perf.recent_n)
+    recent_n = perf.recent_n if fresh else 0
+    hour_ttft = (perf.ttft_p50_hi_ms or perf.ttft_p50_ms) if fresh else (perf.ttft_p50_ms or perf.ttft_p50_hi_ms)
+    measured, n = fresh_first(hour_ttft, perf.n, perf.recent_ttft_p50_ms, recent_n)
     ttft = p.shrink(measured, priors.ttft_ms, round(n), p.K_PERF)
     prefill = p.PRIOR_PREFILL_MS_PER_TOKEN
     if perf.ttft_10k_p50_ms and perf.ttft_p50_ms:
         prefill = max(0.0, (perf.ttft_10k_p50_ms - perf.ttft_p50_ms) / (10_000 - TTFT_REFERENCE_TOKENS))
-    tps, n = fresh_first(perf.tps_p50, perf.n, perf.recent_tps_p50, perf.recent_n)
+    tps, n = fresh_first(perf.tps_p50, perf.n, perf.recent_tps_p50, recent_n)
     return ttft, prefill, p.shrink(tps, priors.tps, round(n), p.K_PERF)
 
 
@@ -208,6 +222,7 @@ def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *
     flags = {f for s in (regional, overall) if s is not None for f in s.flags}
     incidents = _live_incidents(perf)
     ttft, prefill, tps = _perf(perf, priors)
+    hour_ttft, _, hour_tps = _perf(perf, priors, fresh=False)
     prices = offering.prices
     return OfferingEstimate(
         price_factor=_price_factor(offering, truth, priors, trusted),
@@ -225,6 +240,9 @@ def estimate(offering: OfferingSnapshot, pair: StatsPair, priors: ModelPriors, *
         cache_read_price=prices.cache_read * PER_TOKEN,
         cache_write_price=prices.cache_write_5m * PER_TOKEN,
         output_price=prices.output * PER_TOKEN,
+        hour_ttft_ms=hour_ttft,
+        hour_tps=max(hour_tps, 1.0),
+        latency_penalty=sum(INCIDENT_PENALTY[m] for m in incidents if m in LATENCY_INCIDENTS),
     )
 
 

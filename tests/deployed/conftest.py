@@ -194,16 +194,17 @@ REGIONS = "beijing,shanghai"  # two probe workers are enough to kill one; fewer 
 
 
 @contextmanager
-def shared_running_stack() -> Iterator[Stack]:
+def shared_running_stack(label: str = "stack", *, time_scale: str = SIM_TIME_SCALE) -> Iterator[Stack]:
     """The tree both suites share: simulated providers without their random faults and incidents (those
     are upstream failures, not ours: the chaos suite counts every 5xx as the platform's), faster than
-    real time, two probe regions."""
+    real time, two probe regions. The recovery suite (tests/recovery) starts one of its own in real
+    time (``time_scale="1"``): what it measures is how many real seconds recovery takes."""
     from tests.routing.conftest import calm_profiles
 
-    folder = Path(tempfile.mkdtemp(prefix="tokenway-stack-sim-"))
-    env = {"SIM_PROFILES": str(calm_profiles(folder)), "SIM_TIME_SCALE": SIM_TIME_SCALE, "TOKENWAY_REGIONS": REGIONS}
+    folder = Path(tempfile.mkdtemp(prefix=f"tokenway-{label}-sim-"))
+    env = {"SIM_PROFILES": str(calm_profiles(folder)), "SIM_TIME_SCALE": time_scale, "TOKENWAY_REGIONS": REGIONS}
     try:
-        with running_stack("stack", extra_env=env) as stack:
+        with running_stack(label, extra_env=env) as stack:
             yield stack
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -63,8 +63,11 @@ class LoadResult:
 class Load:
     """``with Load(url, key, rate=25, seconds=20) as load: ...`` — sends in the background, joins on exit."""
 
-    def __init__(self, base_url: str, key: str, *, rate: float, seconds: float) -> None:
+    def __init__(
+        self, base_url: str, key: str, *, rate: float, seconds: float, body: dict[str, Any] | None = None
+    ) -> None:
         self._url = f"{base_url}/v1/chat/completions"
+        self._body = BODY if body is None else body
         self._headers = {"authorization": f"Bearer {key}"}
         self._total = int(rate * seconds)
         self._interval = 1.0 / rate
@@ -96,7 +99,7 @@ class Load:
             session = self._local.session = requests.Session()
         sent = time.monotonic()
         try:
-            response = session.post(self._url, json=BODY, headers=self._headers, timeout=REQUEST_TIMEOUT_S)
+            response = session.post(self._url, json=self._body, headers=self._headers, timeout=REQUEST_TIMEOUT_S)
             answer = Answer(
                 sent, response.status_code, response.headers.get("retry-after"), response.headers.get("x-request-id")
             )

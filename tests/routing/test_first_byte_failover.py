@@ -19,10 +19,11 @@ from tests.catalogs import sim_catalog
 from tests.routing import harness
 from tests.routing.conftest import add_fault
 from tests.routing.harness import ServerThread, make_tenant, publish_catalog
-from tests.waiting import wait_until
+from tests.waiting import ManualClock, wait_until
 
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
 STALL_SIM_S = 20_000  # x the fleet's time scale (0.005): 100 s real, far past any deadline here
+SLOW_TRIAL_SIM_S = 1_200  # 6 s real: within the normal deadline below (9 s), past a trial's (3 s)
 
 
 @pytest.fixture
@@ -38,11 +39,11 @@ def patient_gateway(sim: SimHandle, redis_client: redis.Redis) -> Iterator[Serve
     server.stop()
 
 
-def _publish_ttft(server: ServerThread, client: redis.Redis, p90_ms: float) -> None:
+def _publish_ttft(server: ServerThread, client: redis.Redis, p90_ms: float, p50_ms: float | None = None) -> None:
     offerings = [o for o in server.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
+    p50 = p90_ms / 2 if p50_ms is None else p50_ms
     stats = {
-        str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=p90_ms / 2, ttft_p90_ms=p90_ms)
-        for o in offerings
+        str(o.offering_id): OfferingStats(o.offering_id, n=200, ttft_p50_ms=p50, ttft_p90_ms=p90_ms) for o in offerings
     }
     stamp = time.time()
     client.set(rk.STATS_SNAPSHOT, StatsSnapshot(1, stamp, "1h", {"all": stats}).to_json())
@@ -82,6 +83,35 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
     # The call's handler has ended (counted after its accounting): no later event can come from it.
     wait_until(lambda: _handled() > handled_before, timeout=5, message="the call's handler did not end")
     assert len(tenant.events()) == 1  # billed once, for the answering offering
+
+
+def test_a_half_open_trial_that_is_still_slow_fails_over_at_twice_the_median(patient_gateway, sim, redis_client):
+    """A slowdown's samples inflate the p90 first (here: a 9 s deadline); the breaker's trial gets twice the
+    median (3 s), so a trial that is still slow is a failure and the breaker stays open."""
+    tenant = make_tenant(redis_client)
+    _publish_ttft(patient_gateway, redis_client, p90_ms=3000, p50_ms=1500)
+    health, clock = patient_gateway.gateway.health, ManualClock(time.time())
+    health.set_clock(clock)
+    [openai] = [o.offering_id for o in patient_gateway.gateway.catalog.by_model["gpt-4.1"] if o.provider == "openai"]
+    try:
+        for _ in range(3):
+            health.failure(openai)
+        clock.advance(15)  # half-open: the next attempt on it is the trial
+        add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=SLOW_TRIAL_SIM_S)
+        body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, **ORDER}
+        started = time.monotonic()
+        r = requests.post(
+            f"{patient_gateway.base_url}/v1/chat/completions",
+            json=body,
+            timeout=60,
+            headers={"authorization": f"Bearer {tenant.key}"},
+        )
+        took = time.monotonic() - started
+        assert r.status_code == 200 and r.headers["x-tokenway-provider"] == "openrouter", r.text
+        assert 3.0 <= took < 3.0 + 2, took  # the trial's deadline (+ 0.2 s for a whole answer), not the stall's 6 s
+        assert not health.available(openai) and not health.live(openai).recovered  # open again
+    finally:
+        health.set_clock(time.time)
 
 
 def _handled() -> float:

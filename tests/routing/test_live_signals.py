@@ -53,3 +53,31 @@ def test_observations_are_kept_for_the_next_sync_when_redis_is_down():
 
     asyncio.run(scenario())
     assert board.drain_pending()[3].failed == 1
+
+
+def test_a_successful_trial_restarts_the_shared_latency_from_its_own(redis_client):
+    """The slow answers of a fault are not blended into the latency other processes read once a half-open
+    trial has answered quickly: the EWMA starts again from the trial."""
+    clock = ManualClock(1_700_000_000.0)
+    a = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    b = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+
+    async def scenario() -> None:
+        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        await redis.connect()
+        try:
+            for _ in range(5):
+                a.success(9, 3000.0)
+            await sync_once(redis, a)
+            for _ in range(3):
+                a.failure(9)
+            clock.advance(15)
+            assert a.begin(9)
+            a.success(9, 400.0)
+            await sync_once(redis, a)
+            await sync_once(redis, b)
+            assert b.live(9).latency_ms == pytest.approx(400.0) and b.live(9).recovered
+        finally:
+            await redis.close()
+
+    asyncio.run(scenario())

@@ -114,6 +114,22 @@ def test_breaker_half_opens_after_cooldown_for_one_trial():
     assert health.available(1) and health.get(1).consecutive_failures == 0
 
 
+def test_an_answer_to_an_attempt_sent_before_the_breaker_opened_is_no_trial():
+    """Requests in flight when an offering starts failing still answer after the failures that opened its
+    breaker; one of them closing it (and vouching for a recovery) would end the trials it needs."""
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    for _ in range(3):
+        health.failure(1)
+    clock.advance(0.5)
+    health.success(1, 2000.0)  # sent 1.5 s ago: before the failures
+    assert not health.available(1) and not health.live(1).recovered
+    clock.advance(15)
+    assert health.live(1).half_open and health.begin(1)  # it still gets its own trial
+    health.success(1, 300.0)
+    assert health.available(1) and health.live(1).recovered
+
+
 def test_retry_after_cools_down_without_opening_the_breaker():
     clock = ManualClock()
     health = HealthBoard(failures_to_open=5, cooldown_s=60, clock=clock)

@@ -250,6 +250,11 @@ def test_the_freshest_window_outweighs_the_hours_older_samples():
     still_slow = estimate_solo(o, honest(1, incidents=("ttft",), recent_n=15, recent_ttft_p50_ms=1500.0))
     back = estimate_solo(o, honest(1, incidents=("ttft",), recent_n=15, recent_ttft_p50_ms=520.0))
     assert still_slow.flag_penalty == 1.0 and back.flag_penalty == 0.0 and back.ttft_ms < still_slow.ttft_ms
+    # What a recovered offering is scored on: the hour's median, not the freshest window nor the median's
+    # upper bound, which an hour with a third of its samples 6x slow puts at the slow ones.
+    assert still_slow.latency_penalty == 1.0 and back.latency_penalty == 0.0
+    bimodal = estimate_solo(o, honest(1, ttft_p50_hi_ms=3000.0, recent_n=15, recent_ttft_p50_ms=3000.0))
+    assert bimodal.ttft_ms > 2000 and bimodal.hour_ttft_ms == pytest.approx(500.0)
 
 
 def test_a_half_open_breaker_and_its_successful_trial_outrank_evaluations_record_of_the_fault():
@@ -272,3 +277,35 @@ def test_a_half_open_breaker_and_its_successful_trial_outrank_evaluations_record
     assert route(s, health=health).offerings[0].offering_id == best  # the trial worked: it keeps its traffic
     health.failure(best)  # failing again: trust ends, evaluation's record counts again
     assert not health.live(best).recovered and route(s, health=health).offerings[0].offering_id != best
+
+
+def test_a_slowdowns_half_open_trial_can_win_and_a_fast_one_outranks_evaluations_latency_record():
+    """Slow for minutes: evaluation's freshest window and its TTFT and throughput incidents hold the fault
+    and the live TTFT holds slow answers. The breaker's trial (its deadline opened it) must be able to win
+    against all of that; once a trial is fast, the offering keeps its traffic on the hour's figures and a
+    live TTFT that starts again from the trial."""
+    clock = ManualClock()
+    health = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
+    figures = {1: honest(1), 2: honest(2, ttft_p50_ms=900.0), 3: honest(3, price_n=30), 4: honest(4, price_n=30)}
+    best = route(state(list(figures.values()))).offerings[0].offering_id
+    slow = {"recent_n": 10, "recent_ttft_p50_ms": 3000.0, "recent_tps_p50": 10.0, "incidents": ("tps", "ttft")}
+    figures[best] = honest(best, **slow)
+    s = state(list(figures.values()))
+    assert route(s, health=health).offerings[0].offering_id != best  # evaluation's latency record holds it down
+    for _ in range(5):
+        health.success(best, 3000.0)  # slow answers before the deadline failures
+    for _ in range(3):
+        health.failure(best)
+    assert route(s, health=health).offerings[0].offering_id != best
+    clock.advance(15)
+    assert route(s, health=health).offerings[0].offering_id == best  # half-open: the trial can win
+    assert health.begin(best) and not health.begin(2)  # a trial; the others' attempts are not
+    health.success(best, 450.0)
+    assert health.live(best).recovered and health.live(best).latency_ms == 450.0  # restarted from the trial
+    clock.advance(60)
+    r = route(s, health=health)
+    assert r.offerings[0].offering_id == best
+    winner = r.candidates()[0]
+    assert winner.parts.get("flags", 0.0) == 0.0 and "recovered" in winner.flags
+    health.failure(best)  # failing again: evaluation's latency record counts again
+    assert route(s, health=health).offerings[0].offering_id != best

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from contracts.tokens import MESSAGE_OVERHEAD_TOKENS, count_text_tokens
+from tests.waiting import wait_until
 
 
 def test_health(http):
@@ -78,3 +81,50 @@ def test_requests_log_serialises_any_header_bytes(sim, http):
     entry = response.json()["requests"][0]
     assert entry["headers"]["x-latin"] == "d\ufffdj\ufffd"
     assert all(type(name) is str for name in sim.fleet.log.last("openai", 1)[0]["headers"])
+
+
+def _timing(http, model: str) -> dict[str, float]:
+    """The drawn timing of one request (/_sim/requests ground truth): TTFT in sim ms, tokens/s."""
+    http.post("/openai/v1/chat/completions", json={"model": model, "messages": [{"role": "user", "content": "hi"}]})
+    return http.get("/_sim/requests", params={"provider": "openai", "limit": 1}).json()["requests"][0]["sim"]["timing"]
+
+
+def _offerings(http) -> dict:
+    return http.get("/_sim/profiles", params={"provider": "openai"}).json()["providers"]["openai"]["offerings"]
+
+
+def test_an_incident_added_at_runtime_slows_one_offering_until_it_is_cleared(sim, http):
+    normal = _offerings(http)["gpt-4.1"]["expected"]
+    body = {"provider": "openai", "model": "gpt-4.1", "ttft_factor": 6, "tps_factor": 1 / 6, "duration_s": 3600}
+    added = http.post("/_sim/incidents", json=body)
+    assert added.status_code == 201 and added.json()["incident"]["offerings"] == ["openai/gpt-4.1"]
+    offerings = _offerings(http)
+    assert offerings["gpt-4.1"]["expected"] == pytest.approx(
+        {k: v * (6 if k == "ttft_ms" else 1 / 6) for k, v in normal.items()}
+    )
+    assert [i["ttft_factor"] for i in offerings["gpt-4.1"]["active_incidents"]] == [6]
+    assert offerings["gpt-4.1-mini"]["active_incidents"] == []  # another model of the provider is not touched
+    slow = _timing(http, "gpt-4.1")
+    http.delete("/_sim/incidents").raise_for_status()
+    http.post("/_sim/reset").raise_for_status()  # the same request draws the same timing again
+    fast = _timing(http, "gpt-4.1")
+    assert slow["ttft_ms"] / fast["ttft_ms"] == pytest.approx(6, rel=0.01)  # the prompt's prefill is not slowed
+    assert slow["tokens_per_s"] == pytest.approx(fast["tokens_per_s"] / 6)
+    assert _offerings(http)["gpt-4.1"]["active_incidents"] == []
+
+
+def test_a_runtime_incident_ends_by_itself(sim, http):
+    body = {"provider": "openai", "model": "gpt-4.1", "ttft_factor": 6, "duration_s": 0.001}
+    assert http.post("/_sim/incidents", json=body).status_code == 201
+    wait_until(lambda: _offerings(http)["gpt-4.1"]["active_incidents"] == [], timeout=5, message="incident over")
+
+
+def test_a_runtime_incident_needs_a_known_offering_and_a_duration(http):
+    assert http.post("/_sim/incidents", json={"provider": "nope", "duration_s": 5}).status_code == 400
+    assert (
+        http.post("/_sim/incidents", json={"provider": "openai", "model": "nope", "duration_s": 5}).status_code == 400
+    )
+    assert http.post("/_sim/incidents", json={"provider": "openai"}).status_code == 400
+    assert (
+        http.post("/_sim/incidents", json={"provider": "openai", "kind": "meteor", "duration_s": 5}).status_code == 400
+    )
