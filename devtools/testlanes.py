@@ -35,9 +35,12 @@ ARTIFACTS = ROOT / "artifacts"
 # Balanced on artifacts/junit-<lane>.xml of one .ci/run (seconds of test time on a loaded machine): deployed 110,
 # reliability 319, browser 372, sim 72, contracts 49 = 922; platform 217, evaluation 240, metering 435 = 892;
 # routing 828, frontend 75, architecture 23, bench 17 = 943.
+# The recovery suite (tests/recovery) has a lane and a `make run` tree of its own: it runs faults of four
+# minutes in real time (~9 minutes in all) and spends them waiting, with 3 requests a second of load.
 LANES: dict[str, tuple[str, ...]] = {
     "stacks": ("tests/deployed", "tests/reliability", "tests/frontend/e2e", "tests/sim", "tests/contracts"),
     "apps": ("tests/platform", "tests/evaluation", "tests/metering"),
+    "recovery": ("tests/recovery",),
 }
 REST = "rest"
 DURATION_LINE = re.compile(r"^(\d+\.\d+)s (setup|call|teardown)\s+(\S.*)$")
