@@ -3,10 +3,10 @@
     # the whole system as the processes make run starts (beat, default worker, probe workers, PostgreSQL,
     # Redis), demo catalog, default cadence, with and without probing (~9 min; bench.probing_processes)
     PYTHONPATH=.:platform .venv/bin/python -m devtools.devstack test -- \\
-        .venv/bin/python -m bench.probing_cost --json /tmp/probing-bench.json
+        .venv/bin/python -m bench.probing_cost --json probing-bench.json
 
     # the same read from a running make run tree, beside the first (bench.probing_live)
-    PYTHONPATH=.:platform .venv/bin/python -m bench.probing_cost --live /tmp/tw-x --bench /tmp/probing-bench.json
+    PYTHONPATH=.:platform .venv/bin/python -m bench.probing_cost --live .data-probing --bench probing-bench.json
 
     # the probing work alone at any catalog size, one process (the scaling model; bench.probing_parts)
     PYTHONPATH=.:platform .venv/bin/python -m bench.probing_cost --offerings 1000 --measured-refreshes 2

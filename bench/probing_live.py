@@ -1,8 +1,8 @@
 """The probing system's CPU on a running ``make run`` tree, beside the benchmark's (``bench.probing_processes``).
 
-    flock heavy.lock make run PORT=8107 SIM_PORT=8207 TOKENWAY_DATA_DIR=/tmp/tw-x &   # wait for the banner
-    PYTHONPATH=.:platform .venv/bin/python -m bench.probing_live --data-dir /tmp/tw-x \\
-        --bench /tmp/probing-bench.json
+    flock heavy.lock make run PORT=8107 SIM_PORT=8207 TOKENWAY_DATA_DIR=.data-probing &   # wait for the banner
+    PYTHONPATH=.:platform .venv/bin/python -m bench.probing_live --data-dir .data-probing \\
+        --bench probing-bench.json
 
 Finds the stack's processes in ``<data dir>/processes.json`` (the supervisor's table), PostgreSQL's
 server in ``<data dir>/pg/postmaster.pid`` and Redis by the port of ``stack.env``'s REDIS_URL; reads

@@ -5,10 +5,10 @@ is counted). Then the same tree without probing (beat without evaluation's entri
 the difference is what probing adds.
 
     PYTHONPATH=.:platform .venv/bin/python -m devtools.devstack test -- \\
-        .venv/bin/python -m bench.probing_processes --json /tmp/probing-bench.json
+        .venv/bin/python -m bench.probing_processes --json probing-bench.json
 
 Uses its own database (``<DATABASE_URL's database>_probing_processes``, created afresh) and the Redis of
-REDIS_URL (flushed). Compare with a running stack: ``bench.probing_live --bench /tmp/probing-bench.json``.
+REDIS_URL (flushed). Compare with a running stack: ``bench.probing_live --bench probing-bench.json``.
 """
 
 from __future__ import annotations
