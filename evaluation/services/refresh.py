@@ -56,9 +56,9 @@ def stats_refresh(*, force: bool = False) -> RefreshReport:
 
 
 def board_visited() -> bool:
-    """Whether a visitor read a leaderboard page lately (``BOARD_VISITED``): pre-rendering its eight default
-    views costs about a second of CPU, every 30 s, which a board nobody reads does not need (its first
-    visitor renders the page they ask for, and from then on the publishes pre-render again)."""
+    """Whether a visitor read a leaderboard page lately (``BOARD_VISITED``): pre-rendering its default views
+    costs a second of CPU or more, every 30 s, which a board nobody reads does not need (its first visitor
+    renders the page they ask for, and from then on the publishes pre-render again)."""
     return bool(get_redis().exists(BOARD_VISITED))
 
 
