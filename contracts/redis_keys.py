@@ -174,3 +174,6 @@ def tenant_group(tenant_id: int) -> str:
 
 
 LEADERBOARD_GROUP = "leaderboard"
+# Set (with a TTL) whenever a leaderboard page is served to a visitor: while it lives, each statistics publish
+# pre-renders the default views; a board nobody looks at is not rendered every 30 s.
+BOARD_VISITED = f"{PREFIX}board:visited"

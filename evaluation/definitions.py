@@ -28,6 +28,6 @@ DEFINITIONS: dict[str, str] = {
     "quality_score": "Share of checkable canary tasks answered right.",
     "token_overcount_share": "Share of price probes whose reported input tokens exceed our count by more than 10%.",
     "price_mismatch_share": "Share of price probes billed more than 1% off the published price.",
-    "overcount_factor": "Median of reported / counted input tokens (1.0 is honest).",
-    "billed_ratio": "Median of billed cost / cost at the published price (1.0 is honest).",
+    "overcount_factor": "Mean of reported / counted input tokens over the price probes (1.0 is honest).",
+    "billed_ratio": "Mean of billed cost / cost at the published price over the price probes (1.0 is honest).",
 }

@@ -10,7 +10,9 @@ Minimum sample counts: quantile CIs come from order statistics, and at these n t
 stay inside the sample (p90 needs n >= 30 for a finite upper rank ~ n*p + 1.96*sqrt(n*p*(1-p)) + 1 <= n;
 p99 is never reported from fewer than 100, and its upper bound stays the sample maximum until n ~ 500).
 Proportions use Wilson intervals, which are honest at small n, but a rate from fewer than 20 probes
-moves by 5 points with one probe.
+moves by 5 points with one probe. Means and ratios of sums use t intervals with a weak prior on the
+spread (``stats/means.py``), never zero-width, but a price-truth mean from fewer than 3 probes or a
+cache ratio from fewer than 5 says little.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from evaluation.rules.spec import (
     BlendedInputPrice,
     Count,
     Flag,
+    Mean,
     Measure,
     Metric,
+    Moments,
     Proportion,
     Quantile,
     RatioOfSums,
@@ -94,8 +98,9 @@ _PRICE_CHECKED = OK & HasDetail("token_overcount")
 PRICE_CHECKED = Count(PRICE, "chk", _PRICE_CHECKED)
 PRICE_OVERCOUNT = Count(PRICE, "ovc", _PRICE_CHECKED & DetailTrue("token_overcount"))
 PRICE_MISMATCH = Count(PRICE, "mis", _PRICE_CHECKED & DetailTrue("price_mismatch"))
-OVERCOUNT_FACTOR = Sample(PRICE, "ocf", Quotient(Detail("reported_input"), Detail("counted_input")), _PRICE_CHECKED)
-BILLED_RATIO = Sample(PRICE, "bil", Quotient(Detail("reported_cost"), Detail("expected_cost")), _PRICE_CHECKED)
+# Means of per-probe ratios, not histogram medians: a bucket's representative puts an exact 1.0 at 0.995.
+OVERCOUNT_FACTOR = Moments(PRICE, "ocf", Quotient(Detail("reported_input"), Detail("counted_input")), _PRICE_CHECKED)
+BILLED_RATIO = Moments(PRICE, "bil", Quotient(Detail("reported_cost"), Detail("expected_cost")), _PRICE_CHECKED)
 # quality canaries: correct answers of all asked (a scored probe has "total", failed or not)
 CANARIES_CORRECT = Total(QUALITY, "cor", Detail("correct", default=0.0), HasDetail("total"))
 CANARIES_ASKED = Total(QUALITY, "tot", Detail("total", default=0.0), HasDetail("total"))
@@ -124,7 +129,12 @@ MEASURES: tuple[Measure, ...] = (
 
 # --- metrics: the leaderboard's figures, in its order ---------------------------------------------
 
-_PLAIN = RatioOfSums("cache_hit_ratio", CACHE_READS["plain"], min_n=5)
+# Spread of one probe's ratio assumed before any is seen, worth one probe (evaluation/stats/means.py): a
+# conversation's hit ratio moves by a few points with where the provider's cache blocks end; a price
+# probe's ratio by its rounding (the cost tolerance is 1%).
+CACHE_PRIOR_SD = 0.05
+PRICE_PRIOR_SD = 0.01
+_PLAIN = RatioOfSums("cache_hit_ratio", CACHE_READS["plain"], min_n=5, prior_sd=CACHE_PRIOR_SD)
 METRICS: tuple[Metric, ...] = (
     Quantile("ttft_p50", TTFT_1K, 0.5, unit="ms", min_n=10),
     Quantile("ttft_p90", TTFT_1K, 0.9, unit="ms", min_n=30),
@@ -140,14 +150,14 @@ METRICS: tuple[Metric, ...] = (
     Proportion("availability", hits=PERF_DOWN, total=PROBES[PERFORMANCE], complement=True, min_n=20),
     Proportion("error_rate", hits=PERF_FAILED, total=PROBES[PERFORMANCE], min_n=20),
     _PLAIN,
-    RatioOfSums("billing_cache_hit_ratio", CACHE_READS["billing"], min_n=5),
-    RatioOfSums("stripped_cache_hit_ratio", CACHE_READS["stripped"], min_n=5),
+    RatioOfSums("billing_cache_hit_ratio", CACHE_READS["billing"], min_n=5, prior_sd=CACHE_PRIOR_SD),
+    RatioOfSums("stripped_cache_hit_ratio", CACHE_READS["stripped"], min_n=5, prior_sd=CACHE_PRIOR_SD),
     BlendedInputPrice("effective_input_price", _PLAIN, min_n=5),
     Proportion("quality_score", hits=CANARIES_CORRECT, total=CANARIES_ASKED, min_n=20),
     Proportion("token_overcount_share", hits=PRICE_OVERCOUNT, total=PRICE_CHECKED, min_n=3),
     Proportion("price_mismatch_share", hits=PRICE_MISMATCH, total=PRICE_CHECKED, min_n=3),
-    Quantile("overcount_factor", OVERCOUNT_FACTOR, 0.5, unit="reported / counted input tokens", min_n=3),
-    Quantile("billed_ratio", BILLED_RATIO, 0.5, unit="reported / expected cost", min_n=3),
+    Mean("overcount_factor", OVERCOUNT_FACTOR, min_n=3, prior_sd=PRICE_PRIOR_SD, unit="reported / counted input"),
+    Mean("billed_ratio", BILLED_RATIO, min_n=3, prior_sd=PRICE_PRIOR_SD, unit="reported / expected cost"),
 )
 METRIC_BY_NAME = {metric.name: metric for metric in METRICS}
 

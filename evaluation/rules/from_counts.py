@@ -11,7 +11,7 @@ from contracts.usage import Prices
 from evaluation.rules.definitions import measures_of
 from evaluation.rules.evaluate import evaluate
 from evaluation.rules.expr import ProbeRow
-from evaluation.rules.spec import RATIO_PARTS, Computed, Count, RatioSums, Sample, Total
+from evaluation.rules.spec import Computed, Count, Moments, RatioSums, Sample, Total
 from evaluation.stats.estimate import Estimate
 from evaluation.stats.sketch import Histogram
 
@@ -38,9 +38,9 @@ class CountSource:
     def quantile(self, sample: Sample, p: float) -> Estimate | None:
         return histogram(self._of(sample.kind), sample.key).quantile_ci(p)
 
-    def sums(self, measure: RatioSums) -> Mapping[str, float]:
+    def sums(self, measure: RatioSums | Moments) -> Mapping[str, float]:
         counts = self._of(measure.kind)
-        return {part: counts.get(f"{measure.key}.{part}", 0.0) for part in RATIO_PARTS}
+        return {part: counts.get(f"{measure.key}.{part}", 0.0) for part in measure.parts}
 
 
 def evaluate_counts(counts: KindCounts, prices: Prices | None) -> Computed:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from contracts.usage import Prices
 from evaluation.rules.evaluate import evaluate
 from evaluation.rules.expr import ProbeRow
-from evaluation.rules.spec import Computed, Count, RatioSums, Sample, Total
+from evaluation.rules.spec import Computed, Count, Moments, RatioSums, Sample, Total
 from evaluation.stats.estimate import Estimate
 from evaluation.stats.quantiles import quantile_ci
 
@@ -25,7 +25,7 @@ class RowSource:
     def quantile(self, sample: Sample, p: float) -> Estimate | None:
         return quantile_ci([value for row in self.by_kind[sample.kind] for value in sample.values(row)], p)
 
-    def sums(self, measure: RatioSums) -> Mapping[str, float]:
+    def sums(self, measure: RatioSums | Moments) -> Mapping[str, float]:
         out: dict[str, float] = {}
         for row in self.by_kind[measure.kind]:
             for key, value in measure.counters(row):

@@ -9,14 +9,14 @@ so the same estimator runs over raw rows (``from_rows``) and over summed counter
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from contracts.usage import Prices
 from evaluation.rules.expr import ALWAYS, Cond, Present, ProbeRow, Value
-from evaluation.stats.estimate import Z95, Estimate
+from evaluation.stats.estimate import Estimate
+from evaluation.stats.means import half_width, mean_ci
 from evaluation.stats.proportions import wilson
 from evaluation.stats.sketch import bucket
 
@@ -96,6 +96,8 @@ class RatioSums:
     denominator: Value
     where: Cond = ALWAYS
 
+    parts: ClassVar[tuple[str, ...]] = RATIO_PARTS
+
     def counters(self, row: ProbeRow) -> Iterator[tuple[str, float]]:
         if not self.where.holds(row):
             return
@@ -114,7 +116,39 @@ class RatioSums:
         ]
 
 
-Measure = Count | Total | Sample | RatioSums
+MOMENT_PARTS = ("k", "s", "ss")
+
+
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """The sums a mean and its t interval need: ``<key>.k`` values, ``.s`` and ``.ss`` the sums of their
+    deviations from ``center`` and of those squared (centred so that values near it lose no precision)."""
+
+    kind: str
+    key: str
+    value: Value
+    where: Cond = ALWAYS
+    center: float = 1.0
+
+    parts: ClassVar[tuple[str, ...]] = MOMENT_PARTS
+
+    def counters(self, row: ProbeRow) -> Iterator[tuple[str, float]]:
+        if not self.where.holds(row) or (value := self.value.of(row)) is None:
+            return
+        d = value - self.center
+        for part, amount in zip(MOMENT_PARTS, (1.0, d, d * d), strict=True):
+            yield f"{self.key}.{part}", amount
+
+    def sql_pairs(self) -> list[Pair]:
+        when = (self.where & Present(self.value)).sql()
+        d = f"(({self.value.sql()}) - {float(self.center)!r}::float8)"
+        amounts = ("1.0", d, f"{d} * {d}")
+        return [
+            (f"CASE WHEN {when} THEN '{self.key}.{part}' END", a) for part, a in zip(MOMENT_PARTS, amounts, strict=True)
+        ]
+
+
+Measure = Count | Total | Sample | RatioSums | Moments
 
 
 class Source(Protocol):
@@ -122,20 +156,19 @@ class Source(Protocol):
 
     def total(self, measure: Count | Total) -> float: ...
     def quantile(self, sample: Sample, p: float) -> Estimate | None: ...
-    def sums(self, measure: RatioSums) -> Mapping[str, float]: ...
+    def sums(self, measure: RatioSums | Moments) -> Mapping[str, float]: ...
 
 
-def ratio_of_sums(sums: Mapping[str, float]) -> Estimate | None:
-    """C/I over k rows; 95% CI from the linearised variance sum((c - R i)^2) / (k (k-1) mean(i)^2)."""
+def ratio_of_sums(sums: Mapping[str, float], *, prior_sd: float) -> Estimate | None:
+    """C/I over k rows. Its 95% interval: the t interval of ``means`` on the rows' linearised ratio
+    deviations (c − R·i) / mean(i), so identical rows still leave an interval (``prior_sd``), clamped to [0, 1]."""
     k, total_in = int(sums.get("k", 0)), sums.get("i", 0.0)
     if k == 0 or total_in <= 0:
         return None
     ratio = sums.get("c", 0.0) / total_in
-    if k < 2:
-        return Estimate(ratio, 0.0, 1.0, k)
     residual = sums.get("cc", 0.0) - 2 * ratio * sums.get("ic", 0.0) + ratio * ratio * sums.get("ii", 0.0)
-    se = math.sqrt(max(residual, 0.0) / (k * (k - 1))) / (total_in / k)
-    return Estimate(ratio, max(0.0, ratio - Z95 * se), min(1.0, ratio + Z95 * se), k)
+    half = half_width(k, residual / (total_in / k) ** 2, prior_sd)
+    return Estimate(ratio, max(0.0, ratio - half), min(1.0, ratio + half), k)
 
 
 # --- estimators (the metrics) --------------------------------------------------------------------
@@ -181,9 +214,12 @@ class Proportion:
 
 @dataclass(frozen=True, slots=True)
 class RatioOfSums:
+    """C/I over the rows; ``prior_sd``: the spread of one row's ratio assumed before any is seen (``means``)."""
+
     name: str
     sums: RatioSums
     min_n: int
+    prior_sd: float
     unit: str = "share"
 
     @property
@@ -191,7 +227,32 @@ class RatioOfSums:
         return self.sums.kind
 
     def estimate(self, source: Source, prices: Prices | None) -> Estimate | None:
-        return ratio_of_sums(source.sums(self.sums))
+        return ratio_of_sums(source.sums(self.sums), prior_sd=self.prior_sd)
+
+
+@dataclass(frozen=True, slots=True)
+class Mean:
+    """The mean of a sampled value with the t interval of ``means`` (``prior_sd`` as there)."""
+
+    name: str
+    moments: Moments
+    min_n: int
+    prior_sd: float
+    unit: str
+
+    @property
+    def kind(self) -> str:
+        return self.moments.kind
+
+    def estimate(self, source: Source, prices: Prices | None) -> Estimate | None:
+        sums = source.sums(self.moments)
+        return mean_ci(
+            int(sums.get("k", 0)),
+            sums.get("s", 0.0),
+            sums.get("ss", 0.0),
+            center=self.moments.center,
+            prior_sd=self.prior_sd,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +280,7 @@ class BlendedInputPrice:
         return Estimate(price(hit.value), low, high, hit.n)
 
 
-Metric = Quantile | Proportion | RatioOfSums | BlendedInputPrice
+Metric = Quantile | Proportion | RatioOfSums | Mean | BlendedInputPrice
 
 
 # --- flags --------------------------------------------------------------------------------------

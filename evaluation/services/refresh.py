@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from celery import current_app
 from django.utils import timezone
 
+from contracts.redis_keys import BOARD_VISITED
 from evaluation.models import Incident
 from evaluation.offerings_to_probe import current_catalog
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_is_stale
@@ -49,8 +50,16 @@ def stats_refresh(*, force: bool = False) -> RefreshReport:
         generated_at=snapshot.generated_at,
         incidents_open=Incident.objects.filter(closed_at__isnull=True).count(),
     )
-    board_prerender_enqueue()
+    if board_visited():
+        board_prerender_enqueue()
     return RefreshReport(windows=windows, opened=opened, closed=closed, version=version)
+
+
+def board_visited() -> bool:
+    """Whether a visitor read a leaderboard page lately (``BOARD_VISITED``): pre-rendering its default views
+    costs a second of CPU or more, every 30 s, which a board nobody reads does not need (its first visitor
+    renders the page they ask for, and from then on the publishes pre-render again)."""
+    return bool(get_redis().exists(BOARD_VISITED))
 
 
 def board_prerender_enqueue() -> None:

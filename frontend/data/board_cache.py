@@ -70,6 +70,11 @@ def put(key: str, page: dict[str, Any]) -> None:
     client.set(_latest(key), key, ex=TTL_S)
 
 
+def mark_visited() -> None:
+    """A visitor read a page: the next publishes pre-render the default views (evaluation.services.refresh)."""
+    get_redis().set(redis_keys.BOARD_VISITED, "1", ex=TTL_S)
+
+
 def claim(key: str, *, ttl_s: int = 60) -> bool:
     """True for the one caller that may render ``key`` now (pre-renders do not repeat each other's work)."""
     return bool(get_redis().set(f"{key}:rendering", "1", nx=True, ex=ttl_s))

@@ -234,6 +234,7 @@ def _cached_page(
 ) -> HttpResponse:
     """The cached body in a frame rendered per request (navigation, language form, CSRF)."""
     page, source = board_body(request, build, path=path)
+    board_cache.mark_visited()
     response = render(request, "frontend/leaderboard/page.html", {"section": "leaderboard", **page})
     response["X-Board-Cache"] = source
     return response

@@ -13,7 +13,7 @@ from django.db import DatabaseError, connection
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from foundation.task_metrics import task_outcomes
+from foundation.task_metrics import task_cpu, task_outcomes
 from foundation.worker_heartbeat import workers_alive
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def gauge(name: str, doc: str, value: float, labels: dict[str, str] | None = Non
 
 
 def worker_figures(client: redis.Redis) -> Iterator[Family]:
-    """Live workers (their heartbeats) and task runs by final state (every worker's, counted in Redis)."""
+    """Live workers (their heartbeats), task runs by final state and their CPU (every worker's, counted in Redis)."""
     yield gauge("tokenway_workers_alive", "Celery workers with a fresh heartbeat.", workers_alive(client))
     tasks = CounterMetricFamily(
         "tokenway_celery_tasks", "Celery task runs by task and final state.", labels=["task", "state"]
@@ -38,6 +38,12 @@ def worker_figures(client: redis.Redis) -> Iterator[Family]:
     for (name, state), count in sorted(task_outcomes(client).items()):
         tasks.add_metric([name, state], count)
     yield tasks
+    cpu = CounterMetricFamily(
+        "tokenway_celery_task_cpu_seconds", "CPU seconds Celery task runs took, by task.", labels=["task"]
+    )
+    for name, seconds in sorted(task_cpu(client).items()):
+        cpu.add_metric([name], seconds)
+    yield cpu
 
 
 class DependencyCollector(Collector):

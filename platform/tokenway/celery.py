@@ -50,10 +50,11 @@ def _beat_schedule() -> dict[str, dict[str, object]]:
 
 app.conf.beat_schedule = _beat_schedule()
 
-# The worker heartbeat (health and /metrics count live workers), the task outcome counters, each worker's own
+# The worker heartbeat (health and /metrics count live workers), the task outcome and CPU counters, each worker's own
 # metrics port, and the optional task traces (OTEL_EXPORTER_OTLP_* set: one span per task run).
 worker_ready.connect(start_heartbeat, weak=False)
 worker_shutdown.connect(stop_heartbeat, weak=False)
+task_prerun.connect(task_metrics.on_task_prerun, weak=False)
 task_postrun.connect(task_metrics.on_task_postrun, weak=False)
 worker_ready.connect(task_metrics.serve_process_metrics, weak=False)
 worker_init.connect(task_traces.on_worker_init, weak=False)

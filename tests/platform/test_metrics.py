@@ -89,8 +89,8 @@ def test_stripe_sync_probe_freshness_and_task_outcomes(client, tenant, redis_cli
     ProbeResult.objects.create(
         offering_id=1, region="chengdu", kind="performance", started_at=now - dt.timedelta(days=2)
     )
-    count_outcome("metering.tasks.push_meter_events_task", "success")
-    count_outcome("metering.tasks.push_meter_events_task", "success")
+    count_outcome("metering.tasks.push_meter_events_task", "success", 0.25)
+    count_outcome("metering.tasks.push_meter_events_task", "success", 0.5)
     count_outcome("metering.tasks.push_meter_events_task", "failure")
     figures = _samples(client.get("/metrics"))
     assert figures[("tokenway_stripe_meter_unsent", ())] == 2
@@ -100,6 +100,8 @@ def test_stripe_sync_probe_freshness_and_task_outcomes(client, tenant, redis_cli
     assert ("tokenway_probe_age_seconds", (("region", "chengdu"),)) not in figures  # older than a day: gone
     task = (("state", "success"), ("task", "metering.tasks.push_meter_events_task"))
     assert figures[("tokenway_celery_tasks_total", task)] == 2
+    cpu = ("tokenway_celery_task_cpu_seconds_total", (("task", "metering.tasks.push_meter_events_task"),))
+    assert figures[cpu] == 0.75  # the CPU its runs took (a run without a start reading adds none)
     assert figures[("tokenway_dependency_up", (("dependency", "postgresql"),))] == 1
 
 
