@@ -33,7 +33,7 @@ run: install
 manage: install
 	@$(PY) manage.py $(ARGS)
 
-# The whole suite in three parallel lanes, each with its own throw-away servers (devtools/testlanes.py), with
+# The whole suite in parallel lanes (two, and the recovery suite beside them), each with its own throw-away servers (devtools/testlanes.py), with
 # branch coverage combined over all and the floor in pyproject ([tool.coverage.report] fail_under); prints the
 # slowest 25 tests. A part of the suite, `make test PYTEST_ARGS="tests/metering -k ledger"`, runs in one lane;
 # the floor holds for the whole suite only, so a part skips it with COVERAGE= (COVERAGE=html: htmlcov/).
@@ -43,7 +43,7 @@ test: install
 	@$(PY) -m devtools.testlanes --coverage "$(COVERAGE)" --durations 25 $(LANES) -- $(PYTEST_ARGS)
 
 # The edit loop: all but the slow tests, the tests of a real `make run` tree (as-deployed, chaos) and the browser, in
-# three lanes, no coverage, the schemathesis sweep of the management API cut to 4 examples per operation and mode.
+# lanes, no coverage, the schemathesis sweep of the management API cut to 4 examples per operation and mode.
 test-fast: install
 	@TOKENWAY_TEST_SCHEMATHESIS_EXAMPLES=4 $(PY) -m devtools.testlanes --coverage "" --durations 10 $(LANES) -- -m 'not slow and not deployed and not browser' $(PYTEST_ARGS)
 
