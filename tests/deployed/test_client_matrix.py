@@ -40,7 +40,8 @@ TOOL_RESULT = "18 degrees Celsius, sunny, a light breeze"
 STRUCTURED_PROMPT = "Report the weather in Paris today."
 # client -> (runtime, script, variant): the variants of one script run in one process (one import of the library)
 CLIENTS: dict[str, tuple[str, str, str]] = {
-    "openai-node": ("node", "openai_node.cjs", "chat"),
+    "openai-node-chat": ("node", "openai_node.cjs", "chat"),
+    "openai-node-responses": ("node", "openai_node.cjs", "responses"),
     "ai-sdk-responses": ("node", "ai_sdk.cjs", "responses"),
     "ai-sdk-chat": ("node", "ai_sdk.cjs", "chat"),
     "ai-sdk-anthropic": ("node", "ai_sdk.cjs", "messages"),
@@ -108,7 +109,7 @@ def _run(key: tuple[str, str], variants: list[str], python: Path, env: dict[str,
 
 def _check_stream(got: dict[str, Any]) -> None:
     assert got["chunks"] >= 2 and got["text"].strip(), got
-    if got["output_tokens"] is not None:  # where the client exposes usage
+    if got.get("output_tokens") is not None:  # where the client exposes usage
         assert got["output_tokens"] > 0 and got["input_tokens"] > 0, got
 
 

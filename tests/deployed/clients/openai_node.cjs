@@ -1,7 +1,8 @@
-// The official Node SDK (openai): a chat stream, a tool round trip and a structured output (chat.completions.parse
-// with a zod schema), for each target offering; prints one JSON object keyed by target label.
+// The official Node SDK (openai), on chat completions and on the Responses API (the variants in argv: "chat",
+// "responses"): a stream, a tool round trip and a structured output (the SDK's parse with a zod schema), for each
+// target offering.
 const OpenAI = require("openai");
-const { zodResponseFormat } = require("openai/helpers/zod");
+const { zodResponseFormat, zodTextFormat } = require("openai/helpers/zod");
 const { z } = require("zod");
 const { TARGETS, TOOL_PROMPT, STRUCTURED_PROMPT, TOOL_RESULT } = require("./common.cjs");
 
@@ -46,4 +47,39 @@ async function structured(target) {
   return { parsed: answer.choices[0].message.parsed, valid: Weather.safeParse(answer.choices[0].message.parsed).success };
 }
 
-require("./common.cjs").run(() => ({ stream, tools, structured }));
+const responsesTool = { type: "function", name: "get_weather", description: "The current weather in a city",
+                        parameters: weatherTool.function.parameters, strict: false };
+
+async function responsesStream(target) {
+  const events = await client.responses.create({
+    model: target.model, provider: target.provider, input: "Tell me about routing.", max_output_tokens: 128, stream: true,
+  });
+  const texts = []; let usage = null;
+  for await (const event of events) {
+    if (event.type === "response.output_text.delta" && event.delta) texts.push(event.delta);
+    if (event.type === "response.completed" || event.type === "response.incomplete") usage = event.response.usage;
+  }
+  return { chunks: texts.length, text: texts.join(""), input_tokens: usage?.input_tokens, output_tokens: usage?.output_tokens };
+}
+
+async function responsesTools(target) {
+  const input = [{ role: "user", content: TOOL_PROMPT }];
+  const first = await client.responses.create({ model: target.model, provider: target.provider, input, tools: [responsesTool], max_output_tokens: 256 });
+  const call = first.output.find((item) => item.type === "function_call");
+  input.push(...first.output, { type: "function_call_output", call_id: call.call_id, output: TOOL_RESULT });
+  const second = await client.responses.create({ model: target.model, provider: target.provider, input, tools: [responsesTool], max_output_tokens: 256 });
+  return { tool: call.name, arguments: JSON.parse(call.arguments), first_finish: call ? "tool_calls" : first.status,
+           answer: second.output_text, finish: second.status === "completed" ? "stop" : second.status };
+}
+
+async function responsesStructured(target) {
+  const answer = await client.responses.parse({
+    model: target.model, provider: target.provider, input: STRUCTURED_PROMPT,
+    text: { format: zodTextFormat(Weather, "weather") }, max_output_tokens: 512,
+  });
+  return { parsed: answer.output_parsed, valid: Weather.safeParse(answer.output_parsed).success };
+}
+
+require("./common.cjs").run((api) => api === "responses"
+  ? { stream: responsesStream, tools: responsesTools, structured: responsesStructured }
+  : { stream, tools, structured });
