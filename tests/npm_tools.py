@@ -22,6 +22,12 @@ PINS: dict[str, str] = {  # package -> version
     "@anthropic-ai/claude-code": "2.1.332",
     "@openai/codex": "0.171.0",
     "openai": "6.30.1",  # the Node SDK: the last major that runs on Node 20 (7.x wants Node 22)
+    # The Vercel AI SDK and its OpenAI (Responses and chat) and Anthropic providers: 6.x / 3.x are the last
+    # majors on Node 18+ (7.x / 4.x want Node 22); zod is their peer and the openai SDK's for its zod helpers.
+    "ai": "6.0.326",
+    "@ai-sdk/openai": "3.0.141",
+    "@ai-sdk/anthropic": "3.0.140",
+    "zod": "4.1.12",
 }
 BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 
