@@ -9,6 +9,7 @@ import pytest
 
 from routing.failover.health import HealthBoard
 from routing.failover.shared import LIVE_KEY, sync_once
+from routing.redis.client import redis_client as redis_client_for
 from routing.redis.pipe import PipelinedRedis
 from tests.waiting import ManualClock
 
@@ -21,7 +22,7 @@ def test_errors_429s_and_latency_seen_by_one_process_reach_the_other_and_fade(re
     b = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
 
     async def scenario() -> None:
-        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        redis = redis_client_for(os.environ["REDIS_URL"], None)  # a ClusterRedis in the cluster pass
         await redis.connect()
         try:
             a.failure(7)
@@ -63,7 +64,7 @@ def test_a_successful_trial_restarts_the_shared_latency_from_its_own(redis_clien
     b = HealthBoard(failures_to_open=3, cooldown_s=15, clock=clock)
 
     async def scenario() -> None:
-        redis = PipelinedRedis(os.environ["REDIS_URL"])
+        redis = redis_client_for(os.environ["REDIS_URL"], None)  # a ClusterRedis in the cluster pass
         await redis.connect()
         try:
             for _ in range(5):
