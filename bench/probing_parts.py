@@ -70,21 +70,18 @@ import psutil  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.probing_history import REGIONS, synthesize_history  # noqa: E402
 from contracts import redis_keys  # noqa: E402
 from contracts.snapshot import CatalogSnapshot  # noqa: E402
 from devtools.ports import free_port  # noqa: E402
-from evaluation.models import ProbeRollup  # noqa: E402
 from evaluation.runner import Job, run_jobs  # noqa: E402
 from evaluation.services.aggregate import WINDOWS, aggregates_refresh, window_end  # noqa: E402
 from evaluation.services.incidents import incidents_detect  # noqa: E402
 from evaluation.services.results import probe_results_save  # noqa: E402
-from evaluation.services.rollup import floor_to  # noqa: E402
 from evaluation.services.snapshot import build_snapshot, snapshot_publish  # noqa: E402
-from evaluation.stats.sketch import GAMMA  # noqa: E402
 from foundation.redis_client import get_redis  # noqa: E402
 from tests.catalogs import sim_offerings  # noqa: E402
 
-REGIONS = ["beijing", "shanghai", "shenzhen", "chengdu"]
 HOURLY_KINDS = ("cache", "price", "capability", "quality")
 CYCLE_S = 300  # performance probes every 5 minutes
 REFRESH_S = 30  # evaluation.stats_refresh every 30 s
@@ -118,117 +115,6 @@ def _measure(cost: Cost, fn: Callable[[], Any]) -> Any:
     cost.pg_s += pg1 - pg0
     cost.wall_s += time.perf_counter() - wall0
     return result
-
-
-# --- simulated history, in SQL ---------------------------------------------------------------
-
-_FUNCTIONS = """
-CREATE OR REPLACE FUNCTION pg_temp.normal() RETURNS float8 LANGUAGE sql VOLATILE AS
-$$ SELECT sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()) $$;
-
-CREATE OR REPLACE FUNCTION pg_temp.perf(n int, med float8, lng float8) RETURNS jsonb LANGUAGE sql VOLATILE AS $$
-    SELECT jsonb_object_agg(k, v) FROM (
-        SELECT k, count(*)::float8 AS v FROM (
-            SELECT CASE WHEN random() < 0.5
-                        THEN 't1:' || ceil((ln(med) + 0.3 * pg_temp.normal()) / lng)::bigint
-                        ELSE 't10:' || ceil((ln(med * 2.5) + 0.3 * pg_temp.normal()) / lng)::bigint END AS k
-            FROM generate_series(1, n)
-            UNION ALL
-            SELECT 'tps:' || ceil(ln(greatest(60 + 5 * pg_temp.normal(), 1)) / lng)::bigint FROM generate_series(1, n)
-        ) samples GROUP BY k
-        UNION ALL SELECT 'n', n
-    ) t
-$$;
-
-CREATE OR REPLACE FUNCTION pg_temp.small(kind text, h int) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE kind
-        WHEN 'cache' THEN jsonb_build_object('n', 12 * h,
-            'plain.k', 3 * h, 'plain.i', 6000 * h, 'plain.c', 5000 * h, 'plain.ii', 1.2e7 * h,
-            'plain.cc', 8.4e6 * h, 'plain.ic', 1.0e7 * h,
-            'billing.k', 3 * h, 'billing.i', 6000 * h, 'billing.c', 5000 * h, 'billing.ii', 1.2e7 * h,
-            'billing.cc', 8.4e6 * h, 'billing.ic', 1.0e7 * h,
-            'stripped.k', 3 * h, 'stripped.i', 6000 * h, 'stripped.c', 5000 * h, 'stripped.ii', 1.2e7 * h,
-            'stripped.cc', 8.4e6 * h, 'stripped.ic', 1.0e7 * h)
-        WHEN 'price' THEN jsonb_build_object('n', h, 'chk', h, 'ocf.k', h, 'ocf.s', 0, 'ocf.ss', 0,
-            'bil.k', h, 'bil.s', 0, 'bil.ss', 0)
-        WHEN 'quality' THEN jsonb_build_object('n', h, 'cor', 5 * h, 'tot', 5 * h)
-        ELSE jsonb_build_object('n', 2 * h) END
-$$;
-"""
-
-_PAIRS = "generate_series(1, %(n)s) AS o, unnest(%(regions)s::text[]) WITH ORDINALITY AS x (region, ri)"
-_KINDS = "unnest(ARRAY['cache', 'price', 'quality', 'capability']) WITH ORDINALITY AS k (kind, ki)"
-_TABLE = ProbeRollup._meta.db_table
-
-
-def _periods_sql(resolution: str, perf_n: int, small_h: int) -> str:
-    return f"""
-    INSERT INTO {_TABLE} (resolution, bucket, offering_id, region, kind, counts)
-    SELECT '{resolution}', b, o, region, 'performance', pg_temp.perf({perf_n}, 300 + (o %% 20) * 50, %(lng)s)
-    FROM unnest(%(buckets)s::timestamptz[]) AS b, {_PAIRS}
-    UNION ALL
-    SELECT '{resolution}', b, o, region, kind, pg_temp.small(kind, {small_h})
-    FROM unnest(%(buckets)s::timestamptz[]) AS b, {_PAIRS}, {_KINDS}
-    """
-
-
-_MINUTES_SQL = f"""
-INSERT INTO {_TABLE} (resolution, bucket, offering_id, region, kind, counts)
-SELECT 'm', b, o, region, 'performance', pg_temp.perf(1, 300 + (o %% 20) * 50, %(lng)s)
-FROM unnest(%(buckets)s::timestamptz[]) WITH ORDINALITY AS m (b, mi), {_PAIRS}
-WHERE (o * 7 + ri * 3 + mi) %% 5 < 2
-UNION ALL
-SELECT 'm', b, o, region, kind, pg_temp.small(kind, 1)
-FROM unnest(%(buckets)s::timestamptz[]) WITH ORDINALITY AS m (b, mi), {_PAIRS}, {_KINDS}
-WHERE (o + ri * 17 + mi + ki * 13) %% 60 = 0
-"""
-
-_RAW_SQL = (
-    """
-INSERT INTO evaluation_proberesult
-    (offering_id, region, kind, variant, started_at, ttft_ms, tps, total_ms, error_class, details)
-SELECT o, region, 'performance', CASE WHEN s %% 2 = 0 THEN '1k' ELSE '10k' END,
-       %(start)s::timestamptz + (s * interval '150 seconds') + ((o %% 150) * interval '1 second'),
-       exp(ln(300 + (o %% 20) * 50) + 0.3 * pg_temp.normal()), 60 + 5 * pg_temp.normal(), 4000, '', '{}'::jsonb
-FROM generate_series(0, 9) AS s, """
-    + _PAIRS
-)
-
-
-def _hours(since: dt.datetime, until: dt.datetime) -> list[dt.datetime]:
-    out, t = [], since
-    while t < until:
-        out.append(t)
-        t += dt.timedelta(hours=1)
-    return out
-
-
-def synthesize_history(n: int, end: dt.datetime) -> dict[str, int]:
-    """Day, hour and minute rollups the 15m/1h/24h/7d windows read, and 25 minutes of raw probes."""
-    day, hour = floor_to(end, "d"), floor_to(end, "h")
-    days = [day - dt.timedelta(days=d) for d in range(1, 9)]
-    hours = sorted(
-        {
-            *_hours(hour - dt.timedelta(hours=48), hour),
-            *_hours(floor_to(end - WINDOWS["7d"], "d"), floor_to(end - WINDOWS["7d"], "d") + dt.timedelta(days=1)),
-        }
-    )
-    minutes = [end - dt.timedelta(minutes=m) for m in range(1, 121)]
-    minutes += [end - dt.timedelta(hours=23) - dt.timedelta(minutes=m) for m in range(1, 121)]
-    params: dict[str, Any] = {"n": n, "regions": REGIONS, "lng": math.log(GAMMA)}
-    counts = {}
-    with connection.cursor() as cursor:
-        cursor.execute(_FUNCTIONS)
-        cursor.execute(_periods_sql("d", 576, 24), {**params, "buckets": days})
-        counts["day rows"] = cursor.rowcount
-        cursor.execute(_periods_sql("h", 24, 1), {**params, "buckets": hours})
-        counts["hour rows"] = cursor.rowcount
-        cursor.execute(_MINUTES_SQL, {**params, "buckets": sorted(minutes)})
-        counts["minute rows"] = cursor.rowcount
-        cursor.execute(_RAW_SQL, {**params, "start": end - dt.timedelta(minutes=30)})
-        counts["raw rows"] = cursor.rowcount
-        cursor.execute(f"ANALYZE {_TABLE}; ANALYZE evaluation_proberesult")
-    return counts
 
 
 # --- the real cycle ------------------------------------------------------------------------------
