@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -18,7 +19,7 @@ from sim.server import SimHandle
 from tests.catalogs import sim_catalog
 from tests.routing import harness
 from tests.routing.conftest import add_fault
-from tests.routing.harness import ServerThread, make_tenant, publish_catalog
+from tests.routing.harness import ServerThread, Tenant, make_tenant, publish_catalog
 from tests.waiting import ManualClock, wait_until
 
 ORDER = {"provider": {"order": ["openai", "openrouter"]}}
@@ -66,14 +67,7 @@ def test_a_stall_fails_over_after_the_measured_deadline_and_bills_once(patient_g
         **ORDER,
     }
     handled_before = _handled()
-    started = time.monotonic()
-    r = requests.post(
-        f"{patient_gateway.base_url}/v1/chat/completions",
-        json=body,
-        timeout=90,
-        headers={"authorization": f"Bearer {tenant.key}"},
-    )
-    took = time.monotonic() - started
+    r, took = _timed_chat(patient_gateway, tenant, body)
     assert r.status_code == 200, r.text
     assert r.headers["x-tokenway-provider"] == "openrouter"
     # Whole answers add max_tokens / 25 tokens/s (0.2 s here) to the first-byte deadline.
@@ -99,19 +93,24 @@ def test_a_half_open_trial_that_is_still_slow_fails_over_at_twice_the_median(pat
         clock.advance(15)  # half-open: the next attempt on it is the trial
         add_fault(sim, provider="openai", kind="stall_before_first_token", count=1, stall_s=SLOW_TRIAL_SIM_S)
         body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5, **ORDER}
-        started = time.monotonic()
-        r = requests.post(
-            f"{patient_gateway.base_url}/v1/chat/completions",
-            json=body,
-            timeout=60,
-            headers={"authorization": f"Bearer {tenant.key}"},
-        )
-        took = time.monotonic() - started
+        r, took = _timed_chat(patient_gateway, tenant, body)
         assert r.status_code == 200 and r.headers["x-tokenway-provider"] == "openrouter", r.text
         assert 3.0 <= took < 3.0 + 2, took  # the trial's deadline (+ 0.2 s for a whole answer), not the stall's 6 s
         assert not health.available(openai) and not health.live(openai).recovered  # open again
     finally:
         health.set_clock(time.time)
+
+
+def _timed_chat(gateway: ServerThread, tenant: Tenant, body: dict[str, Any]) -> tuple[requests.Response, float]:
+    """A chat completion through ``gateway`` and the seconds it took, whole."""
+    started = time.monotonic()
+    response = requests.post(
+        f"{gateway.base_url}/v1/chat/completions",
+        json=body,
+        timeout=90,
+        headers={"authorization": f"Bearer {tenant.key}"},
+    )
+    return response, time.monotonic() - started
 
 
 def _handled() -> float:
